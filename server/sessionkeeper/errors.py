@@ -1,0 +1,89 @@
+"""Typed errors of Session Keeper; each carries a CLI exit code and a JSON-RPC code."""
+
+from __future__ import annotations
+
+
+class SessionKeeperError(Exception):
+    """Base of every error Session Keeper raises on purpose."""
+
+    exit_code = 70
+    rpc_code = -32603
+    name = "internal_error"
+
+    def to_dict(self) -> dict:
+        """Return the error as a JSON-able dict for `--json` and JSON-RPC data."""
+        return {"error": self.name, "message": str(self)}
+
+
+class InvalidId(SessionKeeperError, ValueError):
+    """An id from outside failed validation before it touched any path."""
+
+    exit_code = 64
+    rpc_code = -32010
+    name = "invalid_id"
+
+
+class InvalidEvent(SessionKeeperError, ValueError):
+    """An event failed schema validation."""
+
+    exit_code = 65
+    rpc_code = -32602
+    name = "invalid_event"
+
+
+class UnknownThread(SessionKeeperError, LookupError):
+    """No thread or session with that id exists in the store."""
+
+    exit_code = 66
+    rpc_code = -32011
+    name = "unknown_thread"
+
+
+class ThreadBusy(SessionKeeperError):
+    """Another process holds the writer lock of the thread."""
+
+    exit_code = 75
+    rpc_code = -32012
+    name = "thread_busy"
+
+
+class StoreDamaged(SessionKeeperError):
+    """A rollout or the store directory cannot be used as it is."""
+
+    exit_code = 74
+    rpc_code = -32013
+    name = "store_damaged"
+
+
+class SchemaTooNew(StoreDamaged):
+    """A rollout was written by a newer schema than this build understands."""
+
+    name = "schema_too_new"
+
+
+class SessionReadOnly(SessionKeeperError):
+    """The session no longer accepts events (closed, or a failed fsync made it read-only)."""
+
+    exit_code = 73
+    rpc_code = -32014
+    name = "read_only"
+
+
+class DurabilityLost(SessionReadOnly):
+    """An fsync failed: nothing after the last durable point may be trusted; never retried."""
+
+    name = "durability_lost"
+
+
+class StoreFull(SessionKeeperError, OSError):
+    """A write failed for lack of space or quota; the partial record was cut off."""
+
+    exit_code = 74
+    rpc_code = -32013
+    name = "store_full"
+
+
+class IndexUnavailable(SessionKeeperError):
+    """The SQLite index could not be used; callers fall back to the rollouts."""
+
+    name = "index_unavailable"

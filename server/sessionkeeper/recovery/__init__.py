@@ -1,0 +1,1 @@
+"""The recovery contract: baseline, restorable subsystems, lifecycle hooks and the resume verdict."""

@@ -1,0 +1,246 @@
+"""Capture and compare the git workspace a session runs in; drift is data, never a side effect.
+
+Invariants: only read-only git commands run here (rev-parse, rev-list, symbolic-ref, config --get,
+status with optional locks off); GitPython is imported inside the functions that need it, never at
+module import; a repository is identified by its root commits (then its origin URL), not its path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from ..events import GitBaseline, RepoIdentity
+from .subsystems.base import Difference, Workspace
+
+BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository"})
+"""Difference kinds after which the session cannot continue here (verdict `blocked`)."""
+
+Verdict = Literal["ok", "drift", "blocked"]
+
+_CHUNK = 1 << 20
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
+
+
+class PathEscapesRoot(ValueError):
+    """A file path that resolves outside the workspace root; it is never read."""
+
+
+def _git(path: str) -> Any:
+    """Return a GitPython command runner for `path` that never takes optional locks."""
+    import git  # lazy: GitPython costs start-up time and needs the git binary
+
+    runner = git.Git(path)
+    runner.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    return runner
+
+
+def _read(runner: Any, *args: str, strip: bool = True) -> str | None:
+    """Run one read-only git command; None when git reports failure."""
+    import git
+
+    try:
+        return runner.execute(["git", *args], strip_newline_in_stdout=strip)
+    except git.GitCommandError:
+        return None
+
+
+def _toplevel(path: str) -> str | None:
+    """Return the working tree containing `path`, or None outside git (or in a bare repo)."""
+    if not os.path.isdir(path):
+        return None
+    top = _read(_git(path), "rev-parse", "--show-toplevel")
+    return os.path.realpath(top) if top else None
+
+
+def redact_url(url: str | None) -> str | None:
+    """Drop user:password from a URL so credentials never reach the log."""
+    if not url:
+        return None
+    return _USERINFO.sub(r"\1", url.strip())
+
+
+def identity_of(path: str) -> tuple[str, RepoIdentity] | None:
+    """Return (worktree, identity) of the repository containing `path`, or None outside git."""
+    top = _toplevel(path)
+    if top is None:
+        return None
+    runner = _git(top)
+    roots = _read(runner, "rev-list", "--max-parents=0", "HEAD") or ""
+    remote = _read(runner, "config", "--get", "remote.origin.url")
+    return top, RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+
+
+def _repo_root(runner: Any, top: str) -> str:
+    """Return the main working tree of the repository (differs from `top` in a linked worktree)."""
+    common = _read(runner, "rev-parse", "--git-common-dir")
+    if common:
+        common = os.path.realpath(os.path.join(top, common))
+        if os.path.basename(common) == ".git":
+            return os.path.dirname(common)
+    return top
+
+
+def _status_paths(porcelain: str) -> list[str]:
+    """Return the paths named by `git status --porcelain=v2 -z` output (rename sources skipped)."""
+    paths: list[str] = []
+    fields = iter(porcelain.split("\0"))
+    for entry in fields:
+        kind = entry[:1]
+        if kind == "1":
+            paths.append(entry.split(" ", 8)[8])
+        elif kind == "2":
+            paths.append(entry.split(" ", 9)[9])
+            next(fields, None)
+        elif kind == "u":
+            paths.append(entry.split(" ", 10)[10])
+        elif kind == "?":
+            paths.append(entry[2:])
+    return paths
+
+
+def dirty_fingerprint(worktree: str) -> str | None:
+    """Return sha256 of `git status --porcelain=v2` plus the content of each listed file; None if clean."""
+    porcelain = _read(_git(worktree), "status", "--porcelain=v2", "-z", strip=False)
+    if not porcelain:
+        return None
+    digest = hashlib.sha256(porcelain.encode("utf-8", "surrogateescape"))
+    for rel in _status_paths(porcelain):
+        try:
+            content = file_hash(worktree, rel) or "-"
+        except PathEscapesRoot:  # a symlink leading out of the tree: its target is in the status
+            content = "outside"
+        digest.update(b"\0" + content.encode())
+    return digest.hexdigest()
+
+
+def capture(path: str | os.PathLike[str]) -> GitBaseline | None:
+    """Capture the git baseline of the repository containing `path`; None outside git or if missing."""
+    found = identity_of(os.fspath(path))
+    if found is None:
+        return None
+    top, identity = found
+    runner = _git(top)
+    return GitBaseline(
+        repo_root=_repo_root(runner, top),
+        worktree=top,
+        identity=identity,
+        branch=_read(runner, "symbolic-ref", "--short", "-q", "HEAD") or None,
+        head=_read(runner, "rev-parse", "--verify", "-q", "HEAD^{commit}") or None,
+        dirty=dirty_fingerprint(top),
+    )
+
+
+def _norm_url(url: str) -> str:
+    url = url.strip().rstrip("/")
+    return url[:-4] if url.endswith(".git") else url
+
+
+def same_repository(a: RepoIdentity | None, b: RepoIdentity | None) -> bool | None:
+    """True if both share a root commit (else the same origin URL); None when it cannot be told."""
+    if a is None or b is None:
+        return None
+    if a.root_commits and b.root_commits:
+        return bool(set(a.root_commits) & set(b.root_commits))
+    if a.remote_url and b.remote_url:
+        return _norm_url(a.remote_url) == _norm_url(b.remote_url)
+    return None
+
+
+def _real(path: str | None) -> str | None:
+    return os.path.realpath(path) if path else None
+
+
+def compare(
+    recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
+) -> list[Difference]:
+    """List how the current baseline differs from the recorded one (empty when identical)."""
+    if not cwd_exists:
+        where = recorded.worktree if recorded else None
+        return [Difference("cwd_missing", where, None, "the working directory no longer exists")]
+    if recorded is None and current is None:
+        return []
+    if recorded is None or current is None:
+        detail = "now outside any git repository" if current is None else "recorded outside git"
+        return [Difference("other_repository", _ident(recorded), _ident(current), detail)]
+    same = same_repository(recorded.identity, current.identity)
+    if same is None:  # no commits and no remote on one side: fall back to the path
+        same = _real(recorded.repo_root) == _real(current.repo_root)
+    if not same:
+        return [Difference("other_repository", _ident(recorded), _ident(current),
+                           "no common root commit")]
+    diffs: list[Difference] = []
+    if _real(recorded.repo_root) != _real(current.repo_root):
+        diffs.append(Difference("relocated", recorded.repo_root, current.repo_root,
+                                "same repository at another path"))
+    elif _real(recorded.worktree) != _real(current.worktree):
+        diffs.append(Difference("relocated", recorded.worktree, current.worktree,
+                                "another worktree of the same repository"))
+    if recorded.branch != current.branch:
+        diffs.append(Difference("branch", recorded.branch, current.branch,
+                                "detached HEAD" if current.branch is None else ""))
+    if recorded.head != current.head:
+        diffs.append(Difference("head", recorded.head, current.head))
+    return diffs
+
+
+def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:
+    """Return the part of a baseline that names the repository (for a difference report)."""
+    if baseline is None:
+        return None
+    ident = baseline.identity.model_dump() if baseline.identity else None
+    return {"repo_root": baseline.repo_root, "identity": ident}
+
+
+def file_hash(root: str | os.PathLike[str], relpath: str) -> str | None:
+    """Return the sha256 hex of `root/relpath`, None if it is not a file; refuse escaping paths."""
+    base = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(base, relpath))
+    if os.path.commonpath([base, target]) != base:
+        raise PathEscapesRoot(f"{relpath!r} resolves outside {base}")
+    digest = hashlib.sha256()
+    try:
+        with open(target, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    return digest.hexdigest()
+
+
+def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str | None:
+    """Return the worktree of the first candidate directory holding the same repository, else None."""
+    for candidate in candidates:
+        found = identity_of(candidate)
+        if found and same_repository(identity, found[1]):
+            return found[0]
+    return None
+
+
+def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) -> Workspace:
+    """Build the Workspace subsystems validate against: existence, baseline now, file hashing."""
+    root = os.path.abspath(root)
+    exists = os.path.isdir(root)
+    return Workspace(
+        root=root,
+        exists=exists,
+        baseline=capture(root) if exists else None,
+        file_hash=lambda rel: file_hash(root, rel) if exists else None,
+        requested=dict(requested or {}),
+    )
+
+
+def blocks(difference: Difference) -> bool:
+    """True if this difference means the session cannot continue here."""
+    return difference.kind in BLOCKING_KINDS
+
+
+def verdict_of(differences: Iterable[Difference], *, damaged: bool = False) -> Verdict:
+    """Return `blocked` (a blocking kind or middle damage), `drift` (any difference) or `ok`."""
+    diffs = list(differences)
+    if damaged or any(blocks(d) for d in diffs):
+        return "blocked"
+    return "drift" if diffs else "ok"

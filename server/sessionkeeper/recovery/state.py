@@ -1,0 +1,158 @@
+"""The whole restorable state of a session: every registered subsystem, in dependency order.
+
+Invariants: records are routed only to the subsystems whose `handles` holds their type; a record
+whose seq is not above the state's `through_seq` was already folded and is skipped (counted in
+`skipped`); a subsystem that raises while folding or validating is isolated — it stops receiving
+records, is left out of snapshots, and is reported as an Invalidation — and never crashes the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .subsystems import load_all
+from .subsystems.base import Difference, Invalidation, Record, Subsystem, Workspace
+
+
+def dependency_order(registry: Mapping[str, type[Subsystem]]) -> list[str]:
+    """Return subsystem names so each comes after its depends_on (ties by name); raise on a cycle."""
+    for name, cls in registry.items():
+        missing = [d for d in cls.depends_on if d not in registry]
+        if missing:
+            raise ValueError(f"subsystem {name!r} depends on unknown {missing}")
+    order: list[str] = []
+    pending = dict(sorted(registry.items()))
+    while pending:
+        ready = [n for n, cls in pending.items() if all(d in order for d in cls.depends_on)]
+        if not ready:
+            raise ValueError(f"dependency cycle among subsystems {sorted(pending)}")
+        order.extend(ready)
+        for name in ready:
+            del pending[name]
+    return order
+
+
+class SessionState:
+    """One instance of every subsystem; fold records, snapshot, restore, validate."""
+
+    def __init__(self, registry: Mapping[str, type[Subsystem]] | None = None) -> None:
+        registry = load_all() if registry is None else registry
+        self.order: list[str] = dependency_order(registry)
+        self.subsystems: dict[str, Subsystem] = {n: registry[n]() for n in self.order}
+        self.routes: dict[str, list[Subsystem]] = {}
+        for sub in self.subsystems.values():
+            for kind in sub.handles:
+                self.routes.setdefault(kind, []).append(sub)
+        self.through_seq: int | None = None
+        self.skipped: list[int] = []
+        self.broken: dict[str, str] = {}  # subsystem -> why it stopped folding
+        self.missing_from_snapshot: list[str] = []  # subsystems the last restored snapshot lacked
+
+    def __getitem__(self, name: str) -> Subsystem:
+        """Return the subsystem called `name`."""
+        return self.subsystems[name]
+
+    def apply(self, record: Record) -> None:
+        """Fold one record; a `snapshot` record restores its state instead."""
+        seq = record.get("seq")
+        if seq is not None and self.through_seq is not None and seq <= self.through_seq:
+            self.skipped.append(seq)
+            return
+        if record.get("type") == "snapshot":
+            self.restore(record.get("state", {}), through_seq=record.get("through_seq", seq))
+        else:
+            for sub in self.routes.get(record.get("type", ""), ()):
+                if sub.name not in self.broken:
+                    self._fold_one(sub, record)
+        if seq is not None:
+            self.through_seq = seq if self.through_seq is None else max(seq, self.through_seq)
+
+    def _fold_one(self, sub: Subsystem, record: Record) -> None:
+        try:
+            sub.apply(record)
+        except Exception as exc:  # noqa: BLE001 - isolation is the point
+            self.broken[sub.name] = f"failed to fold {record.get('type')} seq {record.get('seq')}: {exc!r}"
+
+    def fold(self, records: Iterable[Record]) -> int:
+        """Fold records in order; return how many were applied (not skipped)."""
+        before, count = len(self.skipped), 0
+        for record in records:
+            self.apply(record)
+            count += 1
+        return count - (len(self.skipped) - before)
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Return {name: state} of every healthy subsystem (what a `snapshot` event stores)."""
+        return {n: s.snapshot() for n, s in self.subsystems.items() if n not in self.broken}
+
+    def restore(self, snapshot: Mapping[str, Any], *, through_seq: int | None = None) -> list[str]:
+        """Restore each subsystem from `snapshot`; return the names it lacked (left at their start)."""
+        missing: list[str] = []
+        for name, sub in self.subsystems.items():
+            if name not in snapshot:
+                missing.append(name)
+                continue
+            try:
+                sub.restore(dict(snapshot[name]))
+                self.broken.pop(name, None)
+            except Exception as exc:  # noqa: BLE001
+                self.broken[name] = f"failed to restore from snapshot: {exc!r}"
+        if through_seq is not None:
+            self.through_seq = through_seq
+        self.missing_from_snapshot = missing
+        return missing
+
+    def validate(self, workspace: Workspace) -> tuple[list[Difference], list[Invalidation]]:
+        """Validate every subsystem in dependency order against the workspace; never raises."""
+        workspace = dataclasses.replace(workspace, file_hash=_memo(workspace.file_hash))
+        differences: list[Difference] = []
+        invalidations: list[Invalidation] = []
+        failed: set[str] = set()
+        for name, sub in self.subsystems.items():
+            reason = self.broken.get(name)
+            bad_deps = [d for d in sub.depends_on if d in failed]
+            if reason is None and bad_deps:
+                reason = f"not validated: depends on {', '.join(bad_deps)}, which failed"
+            if reason is None:
+                deps = {d: self.subsystems[d] for d in sub.depends_on}
+                try:
+                    found = sub.validate(workspace, deps)
+                except Exception as exc:  # noqa: BLE001
+                    reason = f"validation failed: {exc!r}"
+                else:
+                    differences.extend(found.differences)
+                    invalidations.extend(found.invalidations)
+            if reason is not None:
+                failed.add(name)
+                invalidations.append(Invalidation(name, reason))
+        return differences, invalidations
+
+    def summaries(self) -> dict[str, Any]:
+        """Return {name: summary} for the report; a failing summary becomes {"error": ...}."""
+        out: dict[str, Any] = {}
+        for name, sub in self.subsystems.items():
+            try:
+                out[name] = sub.summary()
+            except Exception as exc:  # noqa: BLE001
+                out[name] = {"error": repr(exc)}
+        return out
+
+
+def _memo(fn: Any) -> Any:
+    """Cache a workspace's file_hash for one validation pass (several subsystems ask for a path)."""
+    cache: dict[str, Any] = {}
+
+    def cached(path: str) -> Any:
+        if path not in cache:
+            try:
+                cache[path] = (True, fn(path))
+            except Exception as exc:  # noqa: BLE001 - replayed to every caller
+                cache[path] = (False, exc)
+        ok, value = cache[path]
+        if not ok:
+            raise value
+        return value
+
+    return cached

@@ -1,0 +1,29 @@
+"""Restorable subsystems: importing this package imports every module in it, so each registers itself.
+
+Adding a subsystem is adding one module here with a `@register`ed `Subsystem` subclass.
+Subsystem modules import `recovery.baseline` inside functions only (baseline imports `base`,
+so a module-level import would be circular when baseline is imported first).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .base import REGISTRY, Difference, Findings, Invalidation, Subsystem, Workspace, register
+
+
+def load_all() -> dict[str, type[Subsystem]]:
+    """Import every module of this package (idempotent) and return the registry."""
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    return REGISTRY
+
+
+load_all()
+
+__all__ = [
+    "REGISTRY", "Difference", "Findings", "Invalidation", "Subsystem", "Workspace", "load_all",
+    "register",
+]

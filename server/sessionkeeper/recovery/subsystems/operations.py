@@ -1,0 +1,83 @@
+"""The tool ledger by operation_id: a re-delivered record is a duplicate, never a second effect.
+
+An operation is started, then committed or failed. One that started and never finished is *in
+doubt*: reported for a human, never re-run here. A record repeating an (operation_id, status)
+already seen is kept in `duplicates` and changes nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .base import Record, Subsystem, register
+
+FINAL = ("committed", "failed")
+
+
+@register
+class Operations(Subsystem):
+    """operation_id -> {tool, status, args_digest, statuses, started_seq, seq, result...}."""
+
+    name = "operations"
+    handles = frozenset({"operation"})
+
+    def __init__(self) -> None:
+        self.ledger: dict[str, dict[str, Any]] = {}
+        self.duplicates: list[dict[str, Any]] = []
+
+    def apply(self, record: Record) -> None:
+        """Fold one operation record; a repeated (operation_id, status) only counts as a duplicate."""
+        op_id, status, seq = record["operation_id"], record["status"], record.get("seq")
+        entry = self.ledger.get(op_id)
+        if entry is not None and status in entry["statuses"]:
+            same = record.get("args_digest") == entry["args_digest"]
+            self.duplicates.append({"operation_id": op_id, "status": status, "seq": seq,
+                                    "tool": record.get("tool"), "identical": same})
+            return
+        if entry is None:
+            entry = self.ledger[op_id] = {
+                "tool": record["tool"], "status": status, "args_digest": None, "statuses": [],
+                "started_seq": None, "seq": seq, "result_persisted": False, "result": None,
+            }
+        entry["statuses"].append(status)
+        entry["args_digest"] = entry["args_digest"] or record.get("args_digest")
+        entry["seq"] = seq
+        if status == "started":
+            entry["started_seq"] = seq
+        if status in FINAL or entry["status"] not in FINAL:  # a late "started" never reopens one
+            entry["status"] = status
+        if status in FINAL:
+            entry["result_persisted"] = record.get("result_persisted", False)
+            entry["result"] = copy.deepcopy(record.get("result"))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return {"ledger": {...}, "duplicates": [...]}."""
+        return {"ledger": copy.deepcopy(self.ledger), "duplicates": copy.deepcopy(self.duplicates)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Replace the state with a snapshot."""
+        self.ledger = copy.deepcopy(state.get("ledger", {}))
+        self.duplicates = copy.deepcopy(state.get("duplicates", []))
+
+    def lookup(self, operation_id: str) -> dict[str, Any] | None:
+        """Return the ledger entry of an operation (to reuse its result instead of re-running it)."""
+        entry = self.ledger.get(operation_id)
+        return copy.deepcopy(entry) if entry else None
+
+    def in_doubt(self) -> list[dict[str, Any]]:
+        """Return operations started but never committed or failed: {operation_id, tool, seq}."""
+        return [{"operation_id": op_id, "tool": e["tool"], "seq": e["started_seq"]}
+                for op_id, e in self.ledger.items() if e["status"] == "started"]
+
+    def counts(self) -> dict[str, int]:
+        """Return how many operations are committed, failed and in doubt, and how many duplicates."""
+        statuses = [e["status"] for e in self.ledger.values()]
+        return {"total": len(statuses), "committed": statuses.count("committed"),
+                "failed": statuses.count("failed"), "in_doubt": statuses.count("started"),
+                "duplicates": len(self.duplicates)}
+
+    def summary(self) -> dict[str, Any]:
+        """Return the counts, the in-doubt operations and the duplicates."""
+        return {**self.counts(), "in_doubt_operations": self.in_doubt(),
+                "duplicate_deliveries": copy.deepcopy(self.duplicates)}

@@ -1,0 +1,62 @@
+"""The workspace baseline the session was recorded in (cwd, repository, branch, HEAD, dirty)."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .base import Difference, Findings, Record, Subsystem, Workspace, register
+
+
+@register
+class Worktree(Subsystem):
+    """Recorded cwd and GitBaseline; the newest `session_meta` (or `baseline` record) wins."""
+
+    name = "worktree"
+    handles = frozenset({"session_meta", "baseline"})  # "baseline": a mid-session refresh, if recorded
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None}
+
+    def apply(self, record: Record) -> None:
+        """Take the cwd and baseline of a session_meta, or a refreshed baseline."""
+        if record["type"] == "session_meta":
+            self.state["cwd"] = record.get("cwd")
+            self.state["baseline"] = copy.deepcopy(record.get("baseline"))
+        else:
+            fields = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
+            self.state["baseline"] = {k: copy.deepcopy(record.get(k)) for k in fields}
+        self.state["seq"] = record.get("seq")
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return cwd, baseline (a GitBaseline dict or None) and the seq it was recorded at."""
+        return copy.deepcopy(self.state)
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Replace the state with a snapshot."""
+        self.state = copy.deepcopy(state)
+
+    def recorded(self) -> Any:
+        """Return the recorded baseline as an `events.GitBaseline`, or None outside git."""
+        from ...events import GitBaseline
+
+        raw = self.state["baseline"]
+        return GitBaseline.model_validate(raw, strict=False) if raw is not None else None
+
+    def validate(self, workspace: Workspace, deps: Mapping[str, Subsystem]) -> Findings:
+        """Compare the recorded baseline with the workspace (the first check of a resume)."""
+        from ..baseline import compare
+
+        diffs = compare(self.recorded(), workspace.baseline, cwd_exists=workspace.exists)
+        cwd = self.state["cwd"]
+        if not diffs and workspace.baseline is None and cwd and _real(cwd) != _real(workspace.root):
+            diffs = [Difference("relocated", cwd, workspace.root, "another directory (outside git)")]
+        if not workspace.exists:
+            diffs = [Difference("cwd_missing", cwd, workspace.root, diffs[0].detail)]
+        return Findings(differences=diffs)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)

@@ -1,0 +1,69 @@
+"""Redact credentials from event payloads before they reach disk.
+
+A value matching a known credential shape (or stored under a credential-named key) is replaced by
+`[REDACTED:<kind>:<sha256 prefix>]`, so equal secrets stay recognisable without being stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+_SHAPES: list[tuple[str, re.Pattern[str]]] = [
+    ("private_key", re.compile(
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)")),
+    ("anthropic_key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("openai_key", re.compile(r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
+    ("github_token", re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("slack_token", re.compile(r"xox[baprs]-[A-Za-z0-9-]{10,}")),
+    ("google_api_key", re.compile(r"AIza[0-9A-Za-z_\-]{35}")),
+    ("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("bearer_token", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=-]{20,}")),
+]
+_SECRET_KEYS = frozenset({
+    "password", "passwd", "secret", "token", "api_key", "apikey", "access_token",
+    "refresh_token", "authorization", "client_secret", "private_key", "aws_secret_access_key",
+})
+# One pass over the lower-cased encoded bytes decides whether the structured walk is needed.
+_PREFILTER = re.compile(
+    rb"private key|sk-|gh[pousr]_|github_pat_|akia|asia|xox[baprs]-|aiza|eyj|bearer |"
+    rb'"(?:passw|secret|token|api_?key|access_token|refresh_token|authorization|client_secret|'
+    rb'private_key|aws_secret)'
+)
+
+
+def placeholder(kind: str, secret: str) -> str:
+    """The text that stands in for a redacted secret."""
+    digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"[REDACTED:{kind}:{digest}]"
+
+
+def redact_text(text: str) -> str:
+    """Replace every credential-shaped substring of `text`."""
+    for kind, pattern in _SHAPES:
+        text = pattern.sub(lambda m, k=kind: placeholder(k, m.group(0)), text)
+    return text
+
+
+def redact_value(value: Any, key: str | None = None) -> Any:
+    """Return `value` with secrets replaced, recursing into lists and dicts."""
+    if isinstance(value, str):
+        if key is not None and key.lower() in _SECRET_KEYS and value:
+            return placeholder(key.lower(), value)
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def redact_json(body: bytes) -> bytes:
+    """Redact an encoded JSON object; returns the same bytes when nothing looks secret."""
+    if not _PREFILTER.search(body.lower()):
+        return body
+    return orjson.dumps(redact_value(orjson.loads(body)))

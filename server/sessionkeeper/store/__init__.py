@@ -1,0 +1,1 @@
+"""The truth and its cache: append-only rollout files and the derived SQLite index."""

@@ -1,0 +1,137 @@
+"""Where things live in a store: rollouts, archive, quarantine, locks, index; private permissions."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import ids
+from ..errors import StoreDamaged
+
+ENV_HOME = "SESSIONKEEPER_HOME"
+_ROLLOUT = re.compile(
+    r"rollout-(\d{8}T\d{6}(?:\d{3})?Z)-"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl"
+)
+
+
+def default_root() -> Path:
+    """Return the store root: $SESSIONKEEPER_HOME, else the per-user data directory."""
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("sessionkeeper", appauthor=False)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) as 0700 and refuse one that others can write or do not own."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise StoreDamaged(f"{path} is not a directory")
+    if info.st_uid != os.getuid():
+        raise StoreDamaged(f"{path} belongs to another user (uid {info.st_uid})")
+    if info.st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory so a file created or renamed in it survives power loss."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class RolloutName:
+    """What a rollout's file name says: when it started and which session it holds."""
+
+    started: str
+    session_id: str
+
+
+def parse_rollout_name(name: str) -> RolloutName | None:
+    """Parse `rollout-<ts>-<session_id>.jsonl`; None for any other name."""
+    match = _ROLLOUT.fullmatch(name)
+    return RolloutName(match.group(1), match.group(2)) if match else None
+
+
+class Layout:
+    """Paths inside one store root. Every id is validated before it becomes part of a path."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root).expanduser().resolve() if root else default_root().resolve()
+
+    @property
+    def sessions(self) -> Path:
+        """Live rollouts, by day."""
+        return self.root / "sessions"
+
+    @property
+    def archived(self) -> Path:
+        """Rollouts of archived threads."""
+        return self.root / "archived_sessions"
+
+    @property
+    def quarantine(self) -> Path:
+        """Torn tails cut off rollouts, kept for inspection."""
+        return self.root / "quarantine"
+
+    @property
+    def index_path(self) -> Path:
+        """The SQLite index (a cache)."""
+        return self.root / "state.db"
+
+    def ensure(self) -> Layout:
+        """Create the private store directories."""
+        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks"):
+            ensure_private_dir(path)
+        return self
+
+    def lock_path(self, thread_id: str) -> Path:
+        """The writer lock of a thread."""
+        return self.root / "locks" / f"{ids.thread_id(thread_id)}.lock"
+
+    def new_rollout_path(self, session_id: str, started: datetime) -> Path:
+        """Path for a new session's rollout: sessions/YYYY/MM/DD/rollout-<UTC ts>-<id>.jsonl."""
+        sid = ids.session_id(session_id)
+        utc = started.astimezone(timezone.utc)
+        stamp = utc.strftime("%Y%m%dT%H%M%S") + f"{utc.microsecond // 1000:03d}Z"
+        day = self.sessions / f"{utc:%Y}" / f"{utc:%m}" / f"{utc:%d}"
+        return day / f"rollout-{stamp}-{sid}.jsonl"
+
+    def archived_path(self, live: Path) -> Path:
+        """Where a live rollout goes when its thread is archived."""
+        return self.archived / self.contained(live).relative_to(self.sessions)
+
+    def live_path(self, archived: Path) -> Path:
+        """Where an archived rollout goes back on unarchive."""
+        return self.sessions / self.contained(archived).relative_to(self.archived)
+
+    def contained(self, path: Path | str) -> Path:
+        """Return `path` if it lies inside the store root, else raise StoreDamaged."""
+        real = Path(os.path.realpath(path))
+        if os.path.commonpath([real, self.root]) != str(self.root):
+            raise StoreDamaged(f"{path} lies outside the store {self.root}")
+        return real
+
+    def scan_rollouts(self) -> list[tuple[Path, bool]]:
+        """Every rollout file under the store as (path, archived), by a directory walk."""
+        found: list[tuple[Path, bool]] = []
+        for top, archived in ((self.sessions, False), (self.archived, True)):
+            if not top.is_dir():
+                continue
+            for dirpath, _dirs, files in os.walk(top):
+                for name in files:
+                    if parse_rollout_name(name):
+                        found.append((Path(dirpath) / name, archived))
+        return found

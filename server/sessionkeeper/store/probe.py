@@ -1,0 +1,84 @@
+"""What the index needs to know about one rollout, read from its first and last lines only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .codec import LineError, unframe
+from .layout import parse_rollout_name
+
+_PROBE = 1 << 16
+
+
+def _last_record(fd: int, size: int) -> dict[str, Any] | None:
+    """The last complete, valid record of the file (None if the last two candidates fail)."""
+    window = min(size, _PROBE)
+    while True:
+        data = os.pread(fd, window, size - window)
+        lines = data.split(b"\n")
+        if len(lines) >= 3 or window == size:
+            break
+        window = min(size, window * 4)
+    candidates = lines[1:-1] if window < size else lines[:-1]
+    for line in reversed(candidates[-2:]):
+        try:
+            return unframe(line)
+        except LineError:
+            continue
+    return None
+
+
+def repo_key(meta: dict[str, Any]) -> str | None:
+    """The repository identity used to group threads: its first root commit."""
+    identity = (meta.get("baseline") or {}).get("identity") or {}
+    roots = identity.get("root_commits") or []
+    return roots[0] if roots else None
+
+
+def session_row(meta: dict[str, Any], *, path: Path, archived: bool, last: dict[str, Any] | None,
+                size: int, inode: int | None, status: str = "ok",
+                summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An index row for a session from its meta and its last record."""
+    last = last or meta
+    baseline = meta.get("baseline") or {}
+    if summary is None and last.get("type") == "snapshot":
+        summary = (last.get("state") or {}).get("summary")
+    title = (summary or {}).get("title") or meta.get("title")
+    return {
+        "session_id": meta["session_id"], "thread_id": meta["thread_id"], "path": str(path),
+        "archived": int(archived), "started_at": meta.get("ts"),
+        "last_activity": last.get("ts") or meta.get("ts"), "resumed_from": meta.get("resumed_from"),
+        "forked_from": meta.get("forked_from"), "source": meta.get("source", "startup"),
+        "cwd": meta.get("cwd"), "repo_key": repo_key(meta), "branch": baseline.get("branch"),
+        "title": title, "last_seq": last.get("seq", 0), "durable_seq": last.get("seq", 0),
+        "size": size, "inode": inode, "status": status, "summary": summary,
+    }
+
+
+def probe(path: Path, *, archived: bool) -> dict[str, Any] | str:
+    """Index row of a rollout from its first and last lines, or the reason it has none."""
+    if parse_rollout_name(path.name) is None:
+        return "not a rollout file name"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+    try:
+        info = os.fstat(fd)
+        if info.st_size == 0:
+            return "empty file"
+        head = os.pread(fd, _PROBE, 0)
+        first = head.split(b"\n", 1)[0] if b"\n" in head else b""
+        try:
+            meta = unframe(first)
+        except LineError as exc:
+            return f"no session_meta ({exc})"
+        if meta.get("type") != "session_meta":
+            return "no session_meta"
+        last = _last_record(fd, info.st_size)
+    finally:
+        os.close(fd)
+    return session_row(meta, path=path, archived=archived, last=last, size=info.st_size,
+                       inode=info.st_ino)

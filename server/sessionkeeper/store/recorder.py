@@ -1,0 +1,192 @@
+"""The only writer of a rollout: assigns seq, frames lines, writes them whole, reaches durability.
+
+Invariants:
+- each record is one complete line written by one write() on an O_APPEND descriptor, so a crash
+  can only tear the last line;
+- `append()` returns only when every record reached the requested durability (`written`: in the
+  kernel, survives a process kill; `durable`: fsynced); `none` records may sit in a small buffer;
+- concurrent durable waiters share fsyncs (group commit without any timer: whoever finds no
+  fsync running starts one covering everything written so far);
+- a failed fsync makes the recorder read-only for good (no retry: the kernel may have dropped
+  the dirty pages); a failed write is cut back off the file and its seqs are not consumed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
+from ..events import Durability
+from .codec import frame
+
+_BUFFER_LIMIT = 64 * 1024
+_CHECK_EVERY = 1024
+
+
+class Sink(Protocol):
+    """The byte destination of a recorder."""
+
+    def write(self, data: bytes) -> None: ...
+    def truncate(self, size: int) -> None: ...
+    def sync(self) -> None: ...
+    def check(self, size: int) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Ack:
+    """A record's seq and the durability it reached before append() returned."""
+
+    seq: int
+    durability: Durability
+    duplicate: bool = False  # a re-delivery recognised and not written again
+
+
+class _Clock:
+    """UTC ISO timestamps with millisecond resolution, formatted once per millisecond."""
+
+    def __init__(self) -> None:
+        self._ms = -1
+        self._text = ""
+
+    def now(self) -> str:
+        ms = time.time_ns() // 1_000_000
+        if ms != self._ms:
+            secs, rest = divmod(ms, 1000)
+            self._ms = ms
+            self._text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest:03d}Z"
+        return self._text
+
+
+class Recorder:
+    """Appends framed records to one sink; thread-safe; one per rollout."""
+
+    def __init__(self, sink: Sink, *, next_seq: int = 0, size: int = 0,
+                 durability: Durability = Durability.WRITTEN) -> None:
+        self.sink = sink
+        self.default = Durability(durability)
+        self.next_seq = next_seq
+        self._write_lock = threading.Lock()
+        self._sync_cond = threading.Condition()
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._written = size  # bytes handed to the kernel
+        self._synced = size  # bytes covered by a finished fsync
+        self._syncing = False
+        self._writes = 0
+        self._failure: BaseException | None = None
+        self._closed = False
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why the recorder no longer accepts records, or None."""
+        if self._failure is not None:
+            return f"needs recovery: {self._failure}"
+        return "closed" if self._closed else None
+
+    def append(self, bodies: list[bytes], durability: Durability | None = None) -> list[Ack]:
+        """Frame and write event bodies (`{"type":…}` JSON); return when `durability` is reached."""
+        level = self.default if durability is None else Durability(durability)
+        clock = _CLOCK.now
+        with self._write_lock:
+            self._ensure_writable()
+            first = self.next_seq
+            lines = [frame(first + i, clock(), body) for i, body in enumerate(bodies)]
+            self._buffer.extend(lines)
+            self._buffered += sum(map(len, lines))
+            self.next_seq = first + len(lines)
+            if level is not Durability.NONE or self._buffered >= _BUFFER_LIMIT:
+                self._flush_locked(first)
+            end = self._written
+        if level is Durability.DURABLE:
+            self._wait_synced(end)
+        reached = level if level is not Durability.NONE or not self._buffer else Durability.NONE
+        return [Ack(first + i, reached) for i in range(len(lines))]
+
+    def flush(self, durability: Durability = Durability.WRITTEN) -> None:
+        """Write out buffered records; with DURABLE also fsync them."""
+        with self._write_lock:
+            self._ensure_writable()
+            self._flush_locked(self.next_seq)
+            end = self._written
+        if durability is Durability.DURABLE:
+            self._wait_synced(end)
+
+    def close(self) -> None:
+        """Flush what is buffered, fsync, and release the sink; later appends raise."""
+        with self._write_lock:
+            if self._closed:
+                return
+            try:
+                if self._failure is None:
+                    self._flush_locked(self.next_seq)
+            finally:
+                end = self._written
+        try:
+            if self._failure is None:
+                self._wait_synced(end)
+        finally:
+            with self._write_lock:
+                self._closed = True
+                self.sink.close()
+
+    def _ensure_writable(self) -> None:
+        reason = self.read_only_reason
+        if reason is not None:
+            raise SessionReadOnly(f"session is read-only ({reason})")
+
+    def _flush_locked(self, first_unwritten_seq: int) -> None:
+        if not self._buffer:
+            return
+        data = b"".join(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
+        count = len(self._buffer)
+        self._buffer.clear()
+        self._buffered = 0
+        try:
+            self.sink.write(data)
+        except OSError as exc:
+            self.sink.truncate(self._written)
+            self.next_seq -= count
+            raise StoreFull(f"write failed, {count} record(s) not written: {exc}") from exc
+        self._written += len(data)
+        self._writes += 1
+        if self._writes % _CHECK_EVERY == 0:
+            self._health_check_locked()
+
+    def _health_check_locked(self) -> None:
+        try:
+            self.sink.check(self._written)
+        except StoreDamaged as exc:
+            self._failure = exc
+            raise
+
+    def _wait_synced(self, end: int) -> None:
+        with self._sync_cond:
+            while self._synced < end:
+                if self._failure is not None:
+                    raise DurabilityLost(f"fsync failed earlier: {self._failure}")
+                if self._syncing:
+                    self._sync_cond.wait()
+                    continue
+                self._syncing = True
+                target = self._written
+                self._sync_cond.release()
+                error: OSError | None = None
+                try:
+                    self.sink.sync()
+                except OSError as exc:
+                    error = exc
+                finally:
+                    self._sync_cond.acquire()
+                    self._syncing = False
+                    self._sync_cond.notify_all()
+                if error is not None:
+                    self._failure = error
+                    raise DurabilityLost(f"fsync failed, session is read-only: {error}") from error
+                self._synced = max(self._synced, target)
+
+
+_CLOCK = _Clock()

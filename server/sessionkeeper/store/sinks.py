@@ -1,0 +1,81 @@
+"""Where a recorder's bytes go: an O_APPEND file, or memory (for the contract suite)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import StoreDamaged
+from .layout import fsync_dir
+
+_CREATE = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class FileSink:
+    """A new rollout file opened O_APPEND (0600); the parent directory is fsynced on creation."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = os.open(path, _CREATE, 0o600)
+        os.fchmod(self.fd, 0o600)
+        self._ino = os.fstat(self.fd).st_ino
+        fsync_dir(path.parent)
+
+    def write(self, data: bytes) -> None:
+        """Write all of `data`, finishing short writes (EINTR is retried by Python)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def truncate(self, size: int) -> None:
+        """Cut the file back to `size` bytes (after a failed write)."""
+        os.ftruncate(self.fd, size)
+
+    def sync(self) -> None:
+        """fsync the file; an OSError here is final (see Recorder)."""
+        os.fsync(self.fd)
+
+    def check(self, size: int) -> None:
+        """Raise StoreDamaged if the file was replaced, removed or truncated under the writer."""
+        info = os.fstat(self.fd)
+        try:
+            same = os.stat(self.path).st_ino == self._ino
+        except FileNotFoundError:
+            same = False
+        if not same or info.st_size != size:
+            raise StoreDamaged(
+                f"{self.path} changed under its writer (expected {size} bytes, "
+                f"found {info.st_size}{'' if same else ', file replaced or removed'})"
+            )
+
+    def close(self) -> None:
+        """Close the descriptor."""
+        os.close(self.fd)
+
+
+class MemorySink:
+    """An in-memory rollout: the same recorder contract without a file system."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.syncs = 0
+
+    def write(self, data: bytes) -> None:
+        """Append `data`."""
+        self.data += data
+
+    def truncate(self, size: int) -> None:
+        """Cut back to `size` bytes."""
+        del self.data[size:]
+
+    def sync(self) -> None:
+        """Count a sync (memory is as durable as it gets)."""
+        self.syncs += 1
+
+    def check(self, size: int) -> None:
+        """Raise StoreDamaged if the buffer does not hold `size` bytes."""
+        if len(self.data) != size:
+            raise StoreDamaged(f"memory rollout holds {len(self.data)} bytes, expected {size}")
+
+    def close(self) -> None:
+        """Nothing to release."""

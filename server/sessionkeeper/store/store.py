@@ -1,0 +1,244 @@
+"""The store: creates, reads, lists, archives and repairs sessions; owns the index as a cache.
+
+Data flows one way: rollouts are written first, the index is updated after (and may lag or be
+lost); every read of truth goes to the rollouts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import ids
+from ..errors import IndexUnavailable, ThreadBusy, UnknownThread
+from ..events import Durability
+from . import index as index_mod
+from .index import Index, ListQuery
+from .layout import Layout, ensure_private_dir, fsync_dir
+from .probe import probe, session_row
+from .reader import Rollout, read_latest, read_rollout
+from .recorder import Ack, Recorder
+from .sinks import FileSink
+
+Progress = Callable[[int, int], None]
+_INDEX_EVERY_S = 2.0
+
+
+class SessionWriter:
+    """The open, writable session of a thread: holds the thread lock and the recorder."""
+
+    def __init__(self, store: Store, *, meta: dict[str, Any], path: Path, lock: Any,
+                 recorder: Recorder) -> None:
+        self.store = store
+        self.meta = meta
+        self.path = path
+        self._lock = lock
+        self.recorder = recorder
+        self.summary: dict[str, Any] | None = None
+        self.last_ts: str | None = meta.get("ts")
+        self._indexed_at = time.monotonic()
+
+    @property
+    def session_id(self) -> str:
+        """This run's id."""
+        return self.meta["session_id"]
+
+    @property
+    def thread_id(self) -> str:
+        """The thread's stable id."""
+        return self.meta["thread_id"]
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last record appended."""
+        return self.recorder.next_seq - 1
+
+    def append(self, bodies: list[bytes], durability: Durability | None = None, *,
+               reindex: bool = False) -> list[Ack]:
+        """Append encoded event bodies; refresh the index now and then (or when asked)."""
+        acks = self.recorder.append(bodies, durability)
+        if reindex or time.monotonic() - self._indexed_at > _INDEX_EVERY_S:
+            self.update_index()
+        return acks
+
+    def update_index(self) -> None:
+        """Write this session's row to the index (fails soft)."""
+        self._indexed_at = time.monotonic()
+        row = session_row(self.meta, path=self.path, archived=False,
+                          last={"seq": self.last_seq, "ts": _now_iso()},
+                          size=self.recorder._written, inode=None, summary=self.summary)
+        self.store.index_upsert([row])
+
+    def close(self) -> None:
+        """Flush, fsync, update the index and release the thread lock."""
+        try:
+            self.recorder.close()
+            self.update_index()
+        finally:
+            self._lock.release()
+
+
+class Store:
+    """One store directory: rollouts (truth) plus state.db (cache)."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.layout = Layout(root).ensure()
+        self._index: Index | None = None
+
+    # ---- index, self-repairing -------------------------------------------------------------
+
+    def index(self, progress: Progress | None = None) -> Index:
+        """The open index; a missing or unusable one is rebuilt from the rollouts first."""
+        if self._index is not None:
+            return self._index
+        path = self.layout.index_path
+        try:
+            if not path.exists():
+                raise IndexUnavailable("index missing")
+            self._index = Index(path)
+        except IndexUnavailable:
+            self._set_aside(path)
+            self.rebuild(progress)
+            self._index = Index(path)
+        return self._index
+
+    def _set_aside(self, path: Path) -> None:
+        if path.exists():
+            aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+            os.replace(path, aside)
+
+    def index_upsert(self, rows: list[dict[str, Any]]) -> None:
+        """Update index rows; an unusable index is left for the next rebuild."""
+        try:
+            self.index().upsert_sessions(rows)
+        except IndexUnavailable:
+            self._index = None
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild state.db from the rollouts (temp file + rename); returns counts."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        found = self.layout.scan_rollouts()
+        rows, skipped = [], 0
+        for number, (path, archived) in enumerate(found, start=1):
+            row = probe(path, archived=archived)
+            if isinstance(row, dict):
+                rows.append(row)
+            else:
+                skipped += 1
+            if progress and (number % 500 == 0 or number == len(found)):
+                progress(number, len(found))
+        index_mod.build(self.layout.index_path, rows)
+        return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
+                "unindexable": skipped}
+
+    # ---- writing ------------------------------------------------------------------------------
+
+    def create(self, meta: dict[str, Any], body: bytes, *,
+               durability: Durability = Durability.WRITTEN) -> SessionWriter:
+        """Start a session file for `meta` (thread lock taken, meta line fsynced)."""
+        from filelock import FileLock, Timeout
+
+        thread = ids.thread_id(meta["thread_id"])
+        session = ids.session_id(meta["session_id"])
+        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise ThreadBusy(f"thread {thread} is open for writing in another process") from None
+        try:
+            started = datetime.now(timezone.utc)
+            path = self.layout.new_rollout_path(session, started)
+            ensure_private_dir(path.parent)
+            fsync_dir(path.parent.parent)
+            recorder = Recorder(FileSink(path), durability=durability)
+            acks = recorder.append([body], Durability.DURABLE)
+        except BaseException:
+            lock.release()
+            raise
+        meta = {**meta, "seq": acks[0].seq, "ts": _now_iso()}
+        writer = SessionWriter(self, meta=meta, path=path, lock=lock, recorder=recorder)
+        writer.update_index()
+        return writer
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def list_threads(self, query: ListQuery) -> list[dict[str, Any]]:
+        """A page of threads from the index (rebuilt first if it is missing or corrupt)."""
+        return self.index().list_threads(query)
+
+    def thread_sessions(self, thread_id: str) -> list[dict[str, Any]]:
+        """Session rows of a thread, oldest first; UnknownThread if there are none."""
+        thread = ids.thread_id(thread_id)
+        rows = self.index().sessions(thread)
+        rows = [r for r in rows if Path(r["path"]).exists()] or self._rescan(thread)
+        if not rows:
+            raise UnknownThread(f"no thread {thread} in {self.layout.root}")
+        return rows
+
+    def _rescan(self, thread: str) -> list[dict[str, Any]]:
+        """The index knew nothing (or only stale rows): rebuild it, then ask again."""
+        self.rebuild()
+        return self.index().sessions(thread)
+
+    def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
+        """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
+        rows = self.thread_sessions(thread_id)
+        out: list[Rollout] = []
+        for row in reversed(rows):
+            path = self.layout.contained(row["path"])
+            rollout = read_rollout(path) if full else read_latest(path)
+            out.append(rollout)
+            if rollout.from_snapshot and not full:
+                break
+        out.reverse()
+        return out
+
+    def session_path(self, session_id: str) -> Path:
+        """The rollout of a session."""
+        sid = ids.session_id(session_id)
+        row = self.index().session(sid)
+        if row is None:
+            raise UnknownThread(f"no session {sid} in {self.layout.root}")
+        return self.layout.contained(row["path"])
+
+    # ---- archive --------------------------------------------------------------------------------
+
+    def set_archived(self, thread_id: str, archived: bool) -> int:
+        """Move a thread's rollouts to archived_sessions/ (or back); returns files moved."""
+        from filelock import FileLock, Timeout
+
+        thread = ids.thread_id(thread_id)
+        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise ThreadBusy(f"thread {thread} is open for writing; close it first") from None
+        try:
+            rows, moved = self.thread_sessions(thread), 0
+            for row in rows:
+                src = self.layout.contained(row["path"])
+                if bool(row["archived"]) == archived:
+                    continue
+                dst = self.layout.archived_path(src) if archived else self.layout.live_path(src)
+                ensure_private_dir(dst.parent)
+                shutil.move(src, dst)
+                fsync_dir(dst.parent)
+                fsync_dir(src.parent)
+                row.update(path=str(dst), archived=int(archived))
+                moved += 1
+            self.index_upsert(rows)
+            return moved
+        finally:
+            lock.release()
+
+
+def _now_iso() -> str:
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"

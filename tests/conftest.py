@@ -1,0 +1,39 @@
+"""Shared fixtures: temporary stores, real git workspaces, the fixtures directory."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run a real git command in `cwd` and return its stdout."""
+    env = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    """An empty, private store directory."""
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real git repository on branch fix/payment with two source files, one commit."""
+    root = tmp_path / "repo-a"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "payment.py").write_text("def charge(amount):\n    return amount\n")
+    (root / "test_payment.py").write_text("from payment import charge\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "initial")
+    git(root, "checkout", "-q", "-b", "fix/payment")
+    return root

@@ -1,0 +1,70 @@
+/** Entry point: wires the pieces together on activation and returns the extension API. */
+
+import { createApi, type SessionKeeperApi } from './api';
+import { Commands } from './commands';
+import { errorMessage, logChannel } from './log';
+import type { Requester } from './protocol';
+import { activeInterpreter } from './python';
+import { SessionServer } from './server';
+import { needsRestart, readSettings, resolveLaunch, SECTION } from './settings';
+import { StatusBarController } from './ui/statusBar';
+import * as api from './vscodeapi';
+
+let server: SessionServer | undefined;
+
+export function activate(context: api.ExtensionContext): SessionKeeperApi {
+  const log = logChannel();
+  const settings = () => readSettings(api.getConfiguration(SECTION));
+  const status = new StatusBarController(
+    api.createStatusBarItem('sessionKeeper.status', 100),
+    'sessionKeeper.pickSession',
+    api.warningBackground(),
+  );
+
+  const srv = new SessionServer(log, {
+    launch: async () =>
+      resolveLaunch(settings(), {
+        activeInterpreter: settings().pythonPath || settings().serverCommand.length ? undefined : await activeInterpreter(log),
+        workspaceFolder: api.firstWorkspaceFolder(),
+        userHome: api.userHome(),
+      }),
+    initializationOptions: () => {
+      const s = settings();
+      return { client: 'vscode', durability: s.durability, redaction: s.redaction, workspace: api.firstWorkspaceFolder() ?? null };
+    },
+    workspace: api.firstWorkspaceFolder,
+    onStatus: (s) => status.setStatus(s),
+    onPhase: (p) => status.setPhase(p),
+  });
+  server = srv;
+  const request: Requester = (method, params) => srv.request(method, params);
+
+  const commands = new Commands({
+    request,
+    log,
+    restartServer: () => srv.restart(),
+    refreshStatus: () => srv.refreshStatus(),
+  });
+
+  context.subscriptions.push(
+    log,
+    srv,
+    ...commands.register(),
+    api.onDidChangeConfiguration((affects) => {
+      if (needsRestart(affects)) srv.restartDebounced();
+    }),
+    api.onDidChangeWorkspaceFolders(() => srv.restartDebounced()),
+  );
+
+  srv
+    .start()
+    .then(() => (settings().autoResume ? commands.autoResume() : undefined))
+    .catch((err: unknown) => log.error(`Session Keeper did not start: ${errorMessage(err)}`));
+
+  return createApi({ request, workspace: api.firstWorkspaceFolder, durability: () => settings().durability });
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

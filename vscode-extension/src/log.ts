@@ -1,0 +1,36 @@
+/**
+ * The one log of the extension: a LogOutputChannel shared with the language client (server
+ * stderr and traces land there too). Logic modules receive the small `Logger` interface.
+ */
+
+import { createLogOutputChannel, type LogOutputChannel } from './vscodeapi';
+
+export interface Logger {
+  trace(message: string): void;
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string | Error): void;
+}
+
+let channel: LogOutputChannel | undefined;
+
+/** The shared channel, created on first use. */
+export function logChannel(): LogOutputChannel {
+  channel ??= createLogOutputChannel('Session Keeper');
+  return channel;
+}
+
+export function logger(): Logger {
+  return logChannel();
+}
+
+/** A readable message for any thrown value, including JSON-RPC errors (code + message). */
+export function errorMessage(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { code?: unknown; message?: unknown };
+    const msg = typeof e.message === 'string' ? e.message : String(err);
+    return typeof e.code === 'number' ? `${msg} (code ${e.code})` : msg;
+  }
+  return String(err);
+}

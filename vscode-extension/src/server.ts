@@ -1,0 +1,142 @@
+/**
+ * Owns the language client: starts `<python> -m sessionkeeper serve` (languageclient appends
+ * `--stdio`), forwards `session/didChange`, sends typed requests, restarts (debounced).
+ */
+
+import { State } from 'vscode-languageclient';
+import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { errorMessage } from './log';
+import { Method, Notification, type RequestMethod, type Requests, type Status } from './protocol';
+import type { Launch } from './settings';
+import type { ServerPhase } from './ui/statusBar';
+import type { Disposable, LogOutputChannel } from './vscodeapi';
+
+export interface ServerHooks {
+  /** Resolves the launch from the current settings (re-read on every start). */
+  launch(): Promise<Launch>;
+  /** Extra options for the server's `initialize` request. */
+  initializationOptions(): Record<string, unknown>;
+  workspace(): string | undefined;
+  onStatus(status: Status | null): void;
+  onPhase(phase: ServerPhase): void;
+}
+
+export class SessionServer implements Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(private readonly log: LogOutputChannel, private readonly hooks: ServerHooks) {}
+
+  /** Starts the server unless it is running or starting; resolves once initialized. */
+  start(): Promise<LanguageClient> {
+    this.starting ??= this.doStart().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<LanguageClient> {
+    this.hooks.onPhase('starting');
+    const launch = await this.hooks.launch();
+    const cwd = this.hooks.workspace();
+    this.log.info(`Starting server (${launch.source}): ${[launch.command, ...launch.args, '--stdio'].join(' ')}`);
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      transport: TransportKind.stdio,
+      options: { env: { ...process.env, ...launch.env }, ...(cwd ? { cwd } : {}) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      initializationOptions: this.hooks.initializationOptions(),
+    };
+    const client = new LanguageClient('sessionKeeper', 'Session Keeper', serverOptions, clientOptions);
+    client.onNotification(Notification.didChange, (status: Status | null) => this.hooks.onStatus(status ?? null));
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return;
+      if (e.newState === State.Running) this.hooks.onPhase('running');
+      else if (e.newState === State.Starting) this.hooks.onPhase('starting');
+      else this.hooks.onPhase('stopped');
+    });
+    this.client = client;
+    const t0 = Date.now();
+    try {
+      await client.start();
+    } catch (err) {
+      this.log.error(`Server failed to start: ${errorMessage(err)}`);
+      this.hooks.onPhase('failed');
+      if (this.client === client) this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      throw err;
+    }
+    this.log.info(`Server running (initialize took ${Date.now() - t0} ms)`);
+    this.hooks.onPhase('running');
+    void this.refreshStatus();
+    return client;
+  }
+
+  /** Asks the server for the current session and pushes it to `onStatus`. */
+  async refreshStatus(): Promise<void> {
+    try {
+      const client = await this.start();
+      this.hooks.onStatus((await client.sendRequest<Status | null>(Method.current, {})) ?? null);
+    } catch (err) {
+      this.log.warn(`session/current failed: ${errorMessage(err)}`);
+    }
+  }
+
+  /** Sends one typed request, starting the server first when needed. */
+  async request<M extends RequestMethod>(method: M, params: Requests[M][0]): Promise<Requests[M][1]> {
+    const client = await this.start();
+    this.log.debug(`→ ${method} ${JSON.stringify(params)}`);
+    try {
+      return await client.sendRequest<Requests[M][1]>(method, params);
+    } catch (err) {
+      this.log.error(`${method} failed: ${errorMessage(err)}`);
+      throw err;
+    }
+  }
+
+  /** Stops the running server, if any. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.starting = undefined;
+    if (client) {
+      try {
+        if (client.state === State.Running) await client.stop(3000);
+      } catch (err) {
+        this.log.warn(`Stopping the server: ${errorMessage(err)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.hooks.onPhase('stopped');
+  }
+
+  /** Stops and starts again. */
+  async restart(): Promise<void> {
+    this.log.info('Restarting server');
+    await this.stop();
+    if (!this.disposed) await this.start();
+  }
+
+  /** Restarts once `delayMs` after the last call (settings changes come in bursts). */
+  restartDebounced(delayMs = 1000): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.restart().catch((err: unknown) => this.log.error(`Restart failed: ${errorMessage(err)}`));
+    }, delayMs);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    void this.stop();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * `sessionKeeper.*` settings: reading them through an injected getter, and turning them into the
+ * server launch (argv + env). Pure — no `vscode` import.
+ */
+
+import type { Durability } from './protocol';
+
+export const SECTION = 'sessionKeeper';
+
+export interface Settings {
+  pythonPath: string;
+  serverCommand: string[];
+  storePath: string;
+  durability: Durability;
+  autoResume: boolean;
+  redaction: boolean;
+}
+
+/** Settings whose change requires a server restart. */
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction'] as const;
+
+/** The part of vscode.WorkspaceConfiguration used here. */
+export interface ConfigGetter {
+  get<T>(key: string): T | undefined;
+}
+
+const DURABILITY: readonly Durability[] = ['none', 'written', 'durable'];
+
+/** Reads and validates the settings, falling back to defaults on bad values. */
+export function readSettings(cfg: ConfigGetter): Settings {
+  const str = (k: string): string => {
+    const v = cfg.get<unknown>(k);
+    return typeof v === 'string' ? v.trim() : '';
+  };
+  const cmd = cfg.get<unknown>('serverCommand');
+  const durability = cfg.get<unknown>('durability');
+  return {
+    pythonPath: str('pythonPath'),
+    serverCommand: Array.isArray(cmd) ? cmd.filter((x): x is string => typeof x === 'string' && x.length > 0) : [],
+    storePath: str('storePath'),
+    durability: DURABILITY.includes(durability as Durability) ? (durability as Durability) : 'written',
+    autoResume: cfg.get<unknown>('autoResume') === true,
+    redaction: cfg.get<unknown>('redaction') !== false,
+  };
+}
+
+export interface Launch {
+  command: string;
+  /** Arguments before the `--stdio` that vscode-languageclient appends. */
+  args: string[];
+  /** Variables to add to the inherited environment. */
+  env: Record<string, string>;
+  /** Where the interpreter came from, for the log. */
+  source: 'serverCommand' | 'pythonPath' | 'python extension' | 'default';
+}
+
+export interface LaunchContext {
+  /** The Python extension's active interpreter, when that extension is installed. */
+  activeInterpreter?: string | undefined;
+  /** Replaces `${workspaceFolder}` and `${userHome}` in paths. */
+  workspaceFolder?: string | undefined;
+  userHome?: string | undefined;
+}
+
+/** Substitutes `${workspaceFolder}`, `${userHome}` and a leading `~`. */
+export function expandPath(p: string, ctx: LaunchContext): string {
+  let s = p;
+  if (ctx.workspaceFolder) s = s.split('${workspaceFolder}').join(ctx.workspaceFolder);
+  if (ctx.userHome) {
+    s = s.split('${userHome}').join(ctx.userHome);
+    if (s === '~' || s.startsWith('~/')) s = ctx.userHome + s.slice(1);
+  }
+  return s;
+}
+
+/**
+ * The server command: `serverCommand` when set, else `<python> -m sessionkeeper serve` with the
+ * python from `pythonPath`, else the Python extension's interpreter, else `python3`.
+ */
+export function resolveLaunch(s: Settings, ctx: LaunchContext = {}): Launch {
+  const env: Record<string, string> = {
+    PYTHONUNBUFFERED: '1',
+    SESSIONKEEPER_DURABILITY: s.durability,
+    SESSIONKEEPER_REDACTION: s.redaction ? '1' : '0',
+  };
+  if (s.storePath) env.SESSIONKEEPER_HOME = expandPath(s.storePath, ctx);
+  const [head, ...rest] = s.serverCommand.map((a) => expandPath(a, ctx));
+  if (head) return { command: head, args: rest, env, source: 'serverCommand' };
+  const serve = ['-m', 'sessionkeeper', 'serve'];
+  if (s.pythonPath) return { command: expandPath(s.pythonPath, ctx), args: serve, env, source: 'pythonPath' };
+  if (ctx.activeInterpreter) return { command: ctx.activeInterpreter, args: serve, env, source: 'python extension' };
+  return { command: 'python3', args: serve, env, source: 'default' };
+}
+
+/** True when a configuration change touches a setting that needs a restart. */
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return RESTART_KEYS.some((k) => affects(`${SECTION}.${k}`));
+}

@@ -1,0 +1,70 @@
+/**
+ * The read-only details document (`sessionkeeper:` scheme): URI helpers and pure Markdown
+ * rendering of a `session/show` result with its timeline.
+ */
+
+import { brief, fraction, relativeTime } from '../format';
+import type { ShowResult, TimelineEntry } from '../protocol';
+
+export const SCHEME = 'sessionkeeper';
+
+/** Path of the details document of one thread, e.g. `/thread/<id>.md`. */
+export function detailsPath(threadId: string): string {
+  return `/thread/${threadId}.md`;
+}
+
+/** Path of a resume report document. */
+export function reportPath(threadId: string): string {
+  return `/report/${threadId}.md`;
+}
+
+/** The thread id in a details path, or undefined for any other path. */
+export function threadIdFromPath(path: string): string | undefined {
+  const m = /^\/thread\/([^/]+)\.md$/.exec(path);
+  return m?.[1];
+}
+
+const SKIP = new Set(['seq', 'ts', 'type', 'summary', 'text']);
+
+/** One timeline line: `seq  time  type  summary`. */
+export function renderTimelineEntry(e: TimelineEntry): string {
+  const seq = e.seq !== undefined ? String(e.seq).padStart(5) : '    ·';
+  const ts = typeof e.ts === 'string' ? e.ts.replace('T', ' ').replace(/\.\d+/, '').replace(/Z$/, 'Z') : '';
+  let summary = typeof e.summary === 'string' ? e.summary : typeof e.text === 'string' ? e.text : '';
+  if (!summary) {
+    const rest = Object.entries(e).filter(([k]) => !SKIP.has(k));
+    summary = rest.map(([k, v]) => `${k}=${brief(v, 40)}`).join(' ');
+  }
+  return `${seq}  ${ts}  ${(e.type ?? '?').padEnd(16)}  ${brief(summary, 120)}`;
+}
+
+/** The whole document: summary table, sessions, then the timeline in order. */
+export function renderDetails(show: ShowResult, now: Date = new Date()): string {
+  const t = show.thread;
+  const out = [
+    `# ${t.title || 'Untitled'}`,
+    '',
+    '| | |',
+    '|---|---|',
+    `| Thread | \`${t.thread_id}\` |`,
+    `| State | ${t.state ?? 'unknown'}${t.archived ? ' (archived)' : ''}${t.damaged ? ' — damaged log' : ''} |`,
+    `| Workspace | ${t.cwd} |`,
+    `| Branch | ${t.branch ?? '—'} |`,
+    `| Created | ${t.created_at} |`,
+    `| Last activity | ${t.last_activity} (${relativeTime(t.last_activity, now)}) |`,
+    `| Todos | ${fraction(t.todos) ?? '—'} |`,
+    `| Tests | ${fraction(t.tests) ?? '—'} |`,
+    `| Sessions / events | ${t.session_count} / ${t.event_count} |`,
+    '',
+    `## Sessions (${show.sessions.length})`,
+    '',
+  ];
+  for (const s of show.sessions) {
+    const extra = Object.entries(s).filter(([k]) => k !== 'session_id').map(([k, v]) => `${k}: ${brief(v, 60)}`);
+    out.push(`- \`${s.session_id}\`${extra.length ? ` — ${extra.join(', ')}` : ''}`);
+  }
+  out.push('', `## Timeline (${show.timeline.length} events)`, '', '```text');
+  for (const e of show.timeline) out.push(renderTimelineEntry(e));
+  out.push('```', '');
+  return out.join('\n');
+}

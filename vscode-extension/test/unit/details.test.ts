@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { relativeTime } from '../../src/format';
+import { detailsPath, renderDetails, renderTimelineEntry, threadIdFromPath } from '../../src/ui/details';
+import { NOW, thread } from './fixtures';
+
+test('details paths round-trip the thread id', () => {
+  assert.equal(threadIdFromPath(detailsPath('abc')), 'abc');
+  assert.equal(threadIdFromPath('/report/abc.md'), undefined);
+});
+
+test('timeline entries show seq, time, type and a summary', () => {
+  assert.equal(renderTimelineEntry({ seq: 3, ts: '2026-05-01T10:00:00.123Z', type: 'tool_call', summary: 'pytest -q' }), '    3  2026-05-01 10:00:00Z  tool_call         pytest -q');
+  assert.match(renderTimelineEntry({ seq: 4, type: 'todo', item: 'write tests' }), /todo\s+item=write tests$/);
+});
+
+test('details document has the thread table, sessions and timeline', () => {
+  const md = renderDetails({ thread: thread(), sessions: [{ session_id: 's1', started_at: 'x' }], timeline: [{ seq: 1, type: 'session_meta' }] }, NOW);
+  assert.match(md, /^# Fix payment rounding/);
+  assert.match(md, /\| Branch \| fix\/payment \|/);
+  assert.match(md, /## Sessions \(1\)\n\n- `s1` — started_at: x/);
+  assert.match(md, /## Timeline \(1 events\)/);
+});
+
+test('relative time covers minutes, hours, days and old dates', () => {
+  assert.equal(relativeTime('2026-05-01T11:55:00Z', NOW), '5 min ago');
+  assert.equal(relativeTime('2026-04-28T12:00:00Z', NOW), '3 d ago');
+  assert.equal(relativeTime('2025-01-01T00:00:00Z', NOW), '2025-01-01');
+  assert.equal(relativeTime(null, NOW), 'never');
+});

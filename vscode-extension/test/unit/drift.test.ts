@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { renderBlockedDialog, renderDifference, renderDriftDialog, renderOutcome, renderReportMarkdown, switchBackCommand, testProgress, todoProgress } from '../../src/ui/drift';
+import { DRIFT, report } from './fixtures';
+
+test('a difference reads recorded versus now, with its detail', () => {
+  assert.equal(renderDifference({ kind: 'branch', recorded: 'fix/payment', current: 'main', detail: null }), 'Branch: recorded fix/payment → now main');
+  assert.equal(renderDifference({ kind: 'file_changed', recorded: 'sha256:aa', current: 'sha256:bb', detail: 'src/pay.py' }), 'File changed: recorded sha256:aa → now sha256:bb (src/pay.py)');
+  assert.equal(renderDifference({ kind: 'cwd_missing', recorded: '/repo-a', current: null }), 'Working directory missing: recorded /repo-a → now —');
+});
+
+test('drift dialog lists every difference and offers the three choices (Cancel is the modal close)', () => {
+  const d = renderDriftDialog(DRIFT, 'Fix payment');
+  assert.match(d.message, /3 differences/);
+  assert.equal(d.detail.split('\n').filter((l) => l.startsWith('• ')).length, 3);
+  assert.match(d.detail, /git checkout fix\/payment/);
+  assert.deepEqual(d.choices.map((c) => c.label), ['Continue anyway', 'Switch back', 'Fork here']);
+  assert.deepEqual(d.choices.map((c) => c.value), ['continue', 'switch_back', 'fork']);
+});
+
+test('drift dialog keeps only the choices the server offers', () => {
+  const d = renderDriftDialog({ ...DRIFT, choices: ['continue', 'cancel'] }, 't');
+  assert.deepEqual(d.choices.map((c) => c.value), ['continue']);
+});
+
+test('switch back command uses the recorded branch, else the recorded head', () => {
+  assert.equal(switchBackCommand(DRIFT), 'git checkout fix/payment');
+  assert.equal(switchBackCommand(report({ differences: [{ kind: 'head', recorded: 'abc1234', current: 'x' }] })), 'git checkout abc1234');
+  assert.equal(switchBackCommand(report()), undefined);
+});
+
+test('blocked dialog explains why and offers relocate, fork, export', () => {
+  const r = report({
+    verdict: 'blocked', choices: ['relocate', 'fork', 'export'],
+    differences: [{ kind: 'other_repository', recorded: 'github.com/a/x', current: 'github.com/b/y' }],
+    damaged: [{ session_id: 's1', line: 17, reason: 'checksum mismatch' }],
+  });
+  const d = renderBlockedDialog(r, 'T');
+  assert.match(d.message, /cannot be resumed/);
+  assert.match(d.detail, /Different repository/);
+  assert.match(d.detail, /line 17: checksum mismatch/);
+  assert.deepEqual(d.choices.map((c) => c.label), ['Relocate', 'Fork', 'Export']);
+});
+
+test('outcome of a clean resume is informational with todos and tests', () => {
+  const o = renderOutcome(report(), 'Fix payment');
+  assert.equal(o.severity, 'info');
+  assert.equal(o.message, 'Resumed “Fix payment”: restored to event 42, todos 3/5, tests 7/9.');
+  assert.deepEqual(o.attention, []);
+});
+
+test('outcome flags in-doubt operations, stale verifier, quarantine and hook failures', () => {
+  const o = renderOutcome(report({
+    in_doubt_operations: [{ operation_id: 'op-7', tool: 'shell', seq: 40 }],
+    rerun_verifier: true,
+    invalidated: [{ subsystem: 'verifier', reason: 'src/pay.py changed after the tests ran' }, { subsystem: 'model', reason: 'unknown model' }],
+    quarantined: [{ session_id: 's', path: '/x.quarantine', bytes: 33 }],
+    hook_failures: [{ hook: 'warmup', source: 'resume', error: 'timeout' }],
+  }), 'T');
+  assert.equal(o.severity, 'warning');
+  assert.match(o.message, /tests 7\/9 \(stale\)/);
+  assert.match(o.message, /5 items need attention/);
+  assert.match(o.attention[0] ?? '', /op-7 \(shell, event 40\)/);
+  assert.match(o.attention[1] ?? '', /stale: src\/pay.py changed/);
+  assert.ok(o.attention.some((a) => a.includes('model invalidated: unknown model')));
+});
+
+test('todo and test progress are read from several loose shapes', () => {
+  assert.equal(todoProgress({ done: 1, total: 2 }), '1/2');
+  assert.equal(todoProgress([{ status: 'done' }, { status: 'pending' }, { status: 'completed' }]), '2/3');
+  assert.equal(todoProgress({ items: [{ status: 'pending' }] }), '0/1');
+  assert.equal(todoProgress(null), undefined);
+  assert.equal(testProgress({ tests: { passed: 7, total: 9 } }), '7/9');
+  assert.equal(testProgress('x'), undefined);
+});
+
+test('report markdown has the verdict, differences and attention items', () => {
+  const md = renderReportMarkdown({ ...DRIFT, in_doubt_operations: [{ operation_id: 'op-1', tool: 'edit', seq: 3 }] }, 'T');
+  assert.match(md, /Verdict: \*\*drift\*\*/);
+  assert.match(md, /## Differences \(recorded → now\)\n- Branch: recorded fix\/payment → now main/);
+  assert.match(md, /## Needs attention\n- Operation op-1/);
+});
