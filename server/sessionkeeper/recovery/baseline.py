@@ -103,7 +103,7 @@ def _status_paths(porcelain: str) -> list[str]:
 
 
 def dirty_fingerprint(worktree: str) -> str | None:
-    """Return sha256 of `git status --porcelain=v2` plus the content of each listed file; None if clean."""
+    """Return sha256 of `git status --porcelain=v2` and each listed file's bytes; None if clean."""
     porcelain = _read(_git(worktree), "status", "--porcelain=v2", "-z", strip=False)
     if not porcelain:
         return None
@@ -118,7 +118,7 @@ def dirty_fingerprint(worktree: str) -> str | None:
 
 
 def capture(path: str | os.PathLike[str]) -> GitBaseline | None:
-    """Capture the git baseline of the repository containing `path`; None outside git or if missing."""
+    """Capture the git baseline of the repository holding `path`; None outside git or if missing."""
     found = identity_of(os.fspath(path))
     if found is None:
         return None
@@ -212,7 +212,7 @@ def file_hash(root: str | os.PathLike[str], relpath: str) -> str | None:
 
 
 def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str | None:
-    """Return the worktree of the first candidate directory holding the same repository, else None."""
+    """Return the worktree of the first candidate holding the same repository, else None."""
     for candidate in candidates:
         found = identity_of(candidate)
         if found and same_repository(identity, found[1]):

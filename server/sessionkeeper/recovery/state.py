@@ -17,7 +17,7 @@ from .subsystems.base import Difference, Invalidation, Record, Subsystem, Worksp
 
 
 def dependency_order(registry: Mapping[str, type[Subsystem]]) -> list[str]:
-    """Return subsystem names so each comes after its depends_on (ties by name); raise on a cycle."""
+    """Return names so each comes after its depends_on (ties by name); raise on a cycle."""
     for name, cls in registry.items():
         missing = [d for d in cls.depends_on if d not in registry]
         if missing:
@@ -61,7 +61,10 @@ class SessionState:
             self.skipped.append(seq)
             return
         if record.get("type") == "snapshot":
-            self.restore(record.get("state", {}), through_seq=record.get("through_seq", seq))
+            state = record.get("state") or {}
+            # a snapshot event stores {"subsystems": {name: state}, "summary": ...} (or just the map)
+            states = state.get("subsystems", state)
+            self.restore(states, through_seq=record.get("through_seq", seq))
         else:
             for sub in self.routes.get(record.get("type", ""), ()):
                 if sub.name not in self.broken:
@@ -73,7 +76,8 @@ class SessionState:
         try:
             sub.apply(record)
         except Exception as exc:  # noqa: BLE001 - isolation is the point
-            self.broken[sub.name] = f"failed to fold {record.get('type')} seq {record.get('seq')}: {exc!r}"
+            where = f"{record.get('type')} seq {record.get('seq')}"
+            self.broken[sub.name] = f"failed to fold {where}: {exc!r}"
 
     def fold(self, records: Iterable[Record]) -> int:
         """Fold records in order; return how many were applied (not skipped)."""
@@ -88,7 +92,7 @@ class SessionState:
         return {n: s.snapshot() for n, s in self.subsystems.items() if n not in self.broken}
 
     def restore(self, snapshot: Mapping[str, Any], *, through_seq: int | None = None) -> list[str]:
-        """Restore each subsystem from `snapshot`; return the names it lacked (left at their start)."""
+        """Restore each subsystem from `snapshot`; return the names it lacks (left as they were)."""
         missing: list[str] = []
         for name, sub in self.subsystems.items():
             if name not in snapshot:

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   resumed_from TEXT, forked_from TEXT, source TEXT, cwd TEXT, repo_key TEXT, branch TEXT,
   title TEXT, last_seq INTEGER NOT NULL DEFAULT 0, durable_seq INTEGER NOT NULL DEFAULT 0,
   size INTEGER NOT NULL DEFAULT 0, inode INTEGER, status TEXT NOT NULL DEFAULT 'ok',
-  summary TEXT);
+  event_count INTEGER NOT NULL DEFAULT 0, summary TEXT);
 CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, started_at);
 CREATE TABLE IF NOT EXISTS threads(
   thread_id TEXT PRIMARY KEY, title TEXT, cwd TEXT, repo_key TEXT, branch TEXT,
@@ -42,7 +42,7 @@ CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity D
 SESSION_COLUMNS = (
     "session_id", "thread_id", "path", "archived", "started_at", "last_activity", "resumed_from",
     "forked_from", "source", "cwd", "repo_key", "branch", "title", "last_seq", "durable_seq",
-    "size", "inode", "status", "summary",
+    "size", "inode", "status", "event_count", "summary",
 )
 _UPSERT = (
     f"INSERT INTO sessions({','.join(SESSION_COLUMNS)}) "
@@ -61,7 +61,7 @@ SELECT s.thread_id,
   (SELECT max(last_activity) FROM sessions t WHERE t.thread_id = s.thread_id),
   s.archived, s.session_id,
   (SELECT count(*) FROM sessions t WHERE t.thread_id = s.thread_id),
-  (SELECT sum(last_seq) FROM sessions t WHERE t.thread_id = s.thread_id),
+  (SELECT sum(event_count) FROM sessions t WHERE t.thread_id = s.thread_id),
   (SELECT max(status != 'ok') FROM sessions t WHERE t.thread_id = s.thread_id),
   (SELECT forked_from FROM sessions t WHERE t.thread_id = s.thread_id
      ORDER BY started_at ASC LIMIT 1),

@@ -72,10 +72,10 @@ class Rollout:
 
     @property
     def last_seq(self) -> int:
-        """The seq of the last good record (0 when only the meta is there, -1 when not even that)."""
+        """The seq of the last good record (the meta's when there is nothing else; -1 without meta)."""
         if self.records:
             return self.records[-1]["seq"]
-        return 0 if self.meta else -1
+        return self.meta.get("seq", 0) if self.meta else -1
 
     @property
     def good_size(self) -> int:
@@ -153,7 +153,7 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     version = rollout.schema_version or SCHEMA_VERSION
     records = rollout.records
     append = records.append
-    expected = 1 if rollout.meta is not None and not window else None
+    expected = rollout.meta.get("seq", 0) + 1 if rollout.meta is not None and not window else None
     known = EVENT_TYPES
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
     for number, line in enumerate(lines[first_index:], start=first_index + 1):

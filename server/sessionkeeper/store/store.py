@@ -140,9 +140,12 @@ class Store:
 
     # ---- writing ------------------------------------------------------------------------------
 
-    def create(self, meta: dict[str, Any], body: bytes, *,
+    def create(self, meta: dict[str, Any], body: bytes, *, first_seq: int = 0,
                durability: Durability = Durability.WRITTEN) -> SessionWriter:
-        """Start a session file for `meta` (thread lock taken, meta line fsynced)."""
+        """Start a session file for `meta` at `first_seq` (thread lock taken, meta fsynced).
+
+        seq is thread-wide: a resumed or forked session continues after the seq it starts from.
+        """
         from filelock import FileLock, Timeout
 
         thread = ids.thread_id(meta["thread_id"])
@@ -157,7 +160,7 @@ class Store:
             path = self.layout.new_rollout_path(session, started)
             ensure_private_dir(path.parent)
             fsync_dir(path.parent.parent)
-            recorder = Recorder(FileSink(path), durability=durability)
+            recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
             acks = recorder.append([body], Durability.DURABLE)
         except BaseException:
             lock.release()

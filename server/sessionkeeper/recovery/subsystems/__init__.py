@@ -1,4 +1,4 @@
-"""Restorable subsystems: importing this package imports every module in it, so each registers itself.
+"""Restorable subsystems: importing this package imports each module in it, which registers itself.
 
 Adding a subsystem is adding one module here with a `@register`ed `Subsystem` subclass.
 Subsystem modules import `recovery.baseline` inside functions only (baseline imports `base`,

@@ -43,7 +43,7 @@ class Attribution(Subsystem):
         self.files = copy.deepcopy(state.get("files", {}))
 
     def by_author(self) -> dict[str, list[str]]:
-        """Return sorted paths changed only by the agent, only by the user, only externally, or mixed."""
+        """Return sorted paths changed only by the agent / the user / externally, or mixed."""
         out: dict[str, list[str]] = {"agent": [], "user": [], "external": [], "mixed": []}
         for path in sorted(self.files):
             authors = [a for a in AUTHORS if self.files[path].get(a)]
@@ -55,7 +55,7 @@ class Attribution(Subsystem):
         return sorted(p for p, row in self.files.items() if row.get("agent"))
 
     def trailer(self, *, key: str = "Agent-Changed") -> str | None:
-        """Return a commit trailer line listing the agent-changed files, or None if there are none."""
+        """Return a commit trailer line listing the agent-changed files, or None if none."""
         files = self.agent_files()
         return f"{key}: {', '.join(files)}" if files else None
 

@@ -26,7 +26,7 @@ class Context(Subsystem):
         self._ids: set[str] = set()
 
     def apply(self, record: Record) -> None:
-        """Fold a message, a compaction, or a clear (other lifecycle sources change nothing here)."""
+        """Fold a message, a compaction or a clear (other lifecycle sources change nothing)."""
         kind, seq = record["type"], record.get("seq")
         if kind == "lifecycle":
             if record.get("source") == "clear":
@@ -34,7 +34,7 @@ class Context(Subsystem):
         elif kind == "compacted":
             through = record["through_seq"]
             self.compaction = {"text": record["summary"], "through_seq": through, "seq": seq}
-            self.messages = [m for m in self.messages if m["seq"] is not None and m["seq"] > through]
+            self.messages = [m for m in self.messages if (m["seq"] or 0) > through]
             self._ids = {m["message_id"] for m in self.messages if m["message_id"]}
         elif not self._covered(record):
             self.messages.append({"seq": seq, "role": record["role"], "text": record["text"],
@@ -45,7 +45,8 @@ class Context(Subsystem):
     def _covered(self, record: Record) -> bool:
         """True for a message the summary already replaced, or a re-delivered message_id."""
         seq = record.get("seq")
-        if self.compaction is not None and seq is not None and seq <= self.compaction["through_seq"]:
+        through = self.compaction["through_seq"] if self.compaction else None
+        if through is not None and seq is not None and seq <= through:
             return True
         mid = record.get("message_id")
         return mid is not None and mid in self._ids
@@ -61,12 +62,12 @@ class Context(Subsystem):
         self._ids = {m["message_id"] for m in self.messages if m.get("message_id")}
 
     def conversation(self) -> list[dict[str, Any]]:
-        """Return the context to restore: the summary (as a system message) then the later messages."""
+        """Return the context to restore: the summary (a system message), then later messages."""
         head = [{"role": "system", "text": self.compaction["text"], "seq": self.compaction["seq"],
                  "summary": True}] if self.compaction else []
         return head + [{**m, "summary": False} for m in self.messages]
 
     def summary(self) -> dict[str, Any]:
-        """Return whether a summary is restored, through which seq, and how many messages follow it."""
+        """Return through which seq a summary is restored and how many messages follow it."""
         through = self.compaction["through_seq"] if self.compaction else None
         return {"compacted_through_seq": through, "messages": len(self.messages)}

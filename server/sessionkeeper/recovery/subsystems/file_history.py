@@ -49,7 +49,7 @@ class FileHistory(Subsystem):
         return dict(versions[-1]) if versions else None
 
     def rewind(self, seq: int) -> dict[str, dict[str, Any]]:
-        """Return each file's newest version with seq <= `seq` (files first seen later are absent)."""
+        """Return each file's newest version with seq <= `seq` (files first seen later: absent)."""
         out: dict[str, dict[str, Any]] = {}
         for path, versions in self.files.items():
             earlier = [v for v in versions if v["seq"] is not None and v["seq"] <= seq]
@@ -74,7 +74,8 @@ class FileHistory(Subsystem):
             try:
                 now = workspace.file_hash(path)
             except ValueError:  # the path escapes the workspace: never read it
-                diffs.append(Difference("file_missing", last, None, f"{path} is outside the workspace"))
+                detail = f"{path} is outside the workspace"
+                diffs.append(Difference("file_missing", last, None, detail))
                 continue
             if now == last["hash"]:
                 continue

@@ -31,7 +31,8 @@ class ModelState(Subsystem):
                 return
             self.state.update(name=record["model"], overrides={})
         else:
-            self.state.update(name=record["name"], overrides=copy.deepcopy(record.get("overrides", {})))
+            overrides = copy.deepcopy(record.get("overrides", {}))
+            self.state.update(name=record["name"], overrides=overrides)
         self.state["seq"] = record.get("seq")
 
     def snapshot(self) -> dict[str, Any]:
@@ -48,7 +49,8 @@ class ModelState(Subsystem):
         recorded, requested = self.state["name"], workspace.requested
         self.fallback = None
         if requested.get("model") and requested["model"] != recorded:
-            return Findings(differences=[Difference("model", recorded, requested["model"], "requested")])
+            diff = Difference("model", recorded, requested["model"], "requested")
+            return Findings(differences=[diff])
         available = requested.get("models")
         if recorded is None or available is None or recorded in available:
             return Findings()
@@ -58,7 +60,7 @@ class ModelState(Subsystem):
         return Findings(differences=[Difference("model", recorded, self.fallback, detail)])
 
     def summary(self) -> dict[str, Any]:
-        """Return name, overrides, the effective model and the fallback (None when restored exactly)."""
+        """Return name, overrides, the effective model and the fallback (None if exact)."""
         effective = self.fallback or self.state["name"]
         return {"name": self.state["name"], "overrides": copy.deepcopy(self.state["overrides"]),
                 "effective": effective, "fallback": self.fallback}

@@ -27,7 +27,7 @@ class Operations(Subsystem):
         self.duplicates: list[dict[str, Any]] = []
 
     def apply(self, record: Record) -> None:
-        """Fold one operation record; a repeated (operation_id, status) only counts as a duplicate."""
+        """Fold one operation record; a repeated (operation_id, status) is only a duplicate."""
         op_id, status, seq = record["operation_id"], record["status"], record.get("seq")
         entry = self.ledger.get(op_id)
         if entry is not None and status in entry["statuses"]:
@@ -61,7 +61,7 @@ class Operations(Subsystem):
         self.duplicates = copy.deepcopy(state.get("duplicates", []))
 
     def lookup(self, operation_id: str) -> dict[str, Any] | None:
-        """Return the ledger entry of an operation (to reuse its result instead of re-running it)."""
+        """Return an operation's ledger entry (to reuse its result instead of re-running it)."""
         entry = self.ledger.get(operation_id)
         return copy.deepcopy(entry) if entry else None
 
@@ -71,7 +71,7 @@ class Operations(Subsystem):
                 for op_id, e in self.ledger.items() if e["status"] == "started"]
 
     def counts(self) -> dict[str, int]:
-        """Return how many operations are committed, failed and in doubt, and how many duplicates."""
+        """Return how many operations are committed, failed, in doubt, and the duplicates."""
         statuses = [e["status"] for e in self.ledger.values()]
         return {"total": len(statuses), "committed": statuses.count("committed"),
                 "failed": statuses.count("failed"), "in_doubt": statuses.count("started"),

@@ -1,4 +1,4 @@
-"""What the agent may do: approval mode, sandbox policy, tool profile — restored exactly from events."""
+"""What the agent may do: approval mode, sandbox policy, tool profile — restored from events."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class PermissionsState(Subsystem):
         self.state: dict[str, Any] = {**_defaults(), "seq": None}
 
     def apply(self, record: Record) -> None:
-        """Replace the permissions with those the record states (absent fields take the defaults)."""
+        """Replace the permissions with those the record states (absent fields: the defaults)."""
         meta = record["type"] == "session_meta"
         source = (record.get("permissions") or {}) if meta else record
         defaults = _defaults()

@@ -45,16 +45,17 @@ class VerifierState(Subsystem):
         self.state = {"tests": None, "review": None, **copy.deepcopy(state)}
 
     def validate(self, workspace: Workspace, deps: Mapping[str, Subsystem]) -> Findings:
-        """Mark each result stale when a file changed after it ran (then the verifier must rerun)."""
-        history = deps["file_history"]
-        on_disk = {d.recorded["path"] for d in history.disk_differences(workspace)}  # type: ignore[attr-defined]
+        """Mark each result stale when a file changed after it ran (the verifier must rerun)."""
+        history: Any = deps["file_history"]
+        on_disk = {d.recorded["path"] for d in history.disk_differences(workspace)}
         found: list[Invalidation] = []
         for kind, entry in self.state.items():
             if entry is None or entry["seq"] is None:
                 continue
-            changed = sorted(set(history.changed_after(entry["seq"])) | on_disk)  # type: ignore[attr-defined]
+            changed = sorted(set(history.changed_after(entry["seq"])) | on_disk)
             if changed:
-                reason = f"stale: {', '.join(changed)} changed after {_WHAT[kind]} at seq {entry['seq']}"
+                what = f"{_WHAT[kind]} at seq {entry['seq']}"
+                reason = f"stale: {', '.join(changed)} changed after {what}"
                 found.append(Invalidation(self.name, reason))
         return Findings(invalidations=found)
 

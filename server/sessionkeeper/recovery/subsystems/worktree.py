@@ -15,7 +15,8 @@ class Worktree(Subsystem):
     """Recorded cwd and GitBaseline; the newest `session_meta` (or `baseline` record) wins."""
 
     name = "worktree"
-    handles = frozenset({"session_meta", "baseline"})  # "baseline": a mid-session refresh, if recorded
+    # "baseline": a mid-session refresh of the GitBaseline, folded if such a record type is added
+    handles = frozenset({"session_meta", "baseline"})
 
     def __init__(self) -> None:
         self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None}
@@ -52,7 +53,7 @@ class Worktree(Subsystem):
         diffs = compare(self.recorded(), workspace.baseline, cwd_exists=workspace.exists)
         cwd = self.state["cwd"]
         if not diffs and workspace.baseline is None and cwd and _real(cwd) != _real(workspace.root):
-            diffs = [Difference("relocated", cwd, workspace.root, "another directory (outside git)")]
+            diffs = [Difference("relocated", cwd, workspace.root, "another directory, outside git")]
         if not workspace.exists:
             diffs = [Difference("cwd_missing", cwd, workspace.root, diffs[0].detail)]
         return Findings(differences=diffs)

@@ -1,0 +1,191 @@
+"""The Python API for agent harnesses: start, record, resume, fork, archive, list, read.
+
+    keeper = Keeper()                                   # store from $SESSIONKEEPER_HOME or per-user dir
+    with keeper.start("/path/to/repo", title="fix payment") as session:
+        session.record({"type": "message", "role": "user", "text": "fix the rounding bug"})
+    report, session = keeper.resume(thread_id, workspace="/path/to/repo")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from . import ids
+from .events import (
+    ClientInfo, Durability, ForkedFrom, GitBaseline, Lifecycle, Permissions, SessionMeta, Source,
+    event_body,
+)
+from .session import Session
+from .store.index import ListQuery
+from .store.recorder import Ack
+from .store.store import Store
+
+Progress = Callable[[int, int], None]
+
+
+class Keeper:
+    """One store, its hooks and its defaults; creates and resumes sessions."""
+
+    def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
+                 redact: bool = True, snapshot_every: int = 1000,
+                 client: ClientInfo | None = None, hooks: Any = None) -> None:
+        self._root = store
+        self.durability = Durability(durability)
+        self.redact = redact
+        self.snapshot_every = snapshot_every
+        self.client = client or ClientInfo(name="sessionkeeper-python")
+        from .recovery.lifecycle import HookRegistry
+
+        self.hooks = hooks if hooks is not None else HookRegistry()
+
+    @cached_property
+    def store(self) -> Store:
+        """The store, opened on first need."""
+        return Store(self._root)
+
+    # ---- starting ---------------------------------------------------------------------------
+
+    def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
+              permissions: Permissions | dict[str, Any] | None = None,
+              model: str | None = None) -> Session:
+        """Start a new thread in `workspace`: capture its git baseline, record session_meta."""
+        from .recovery.baseline import capture
+
+        cwd = os.path.realpath(workspace)
+        meta = SessionMeta(
+            thread_id=ids.new_id(), session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
+            permissions=Permissions.model_validate(permissions or {}, strict=False),
+            model=model, client=self.client, title=title, source="startup",
+        )
+        session = self._open(meta, first_seq=0, state=None)
+        self.transition(session, "startup", "new thread")
+        return session
+
+    def _open(self, meta: SessionMeta, *, first_seq: int, state: Any) -> Session:
+        from .recovery.state import SessionState
+
+        record = meta.model_dump(mode="json", exclude_none=True)
+        writer = self.store.create(record, event_body(meta), first_seq=first_seq,
+                                   durability=self.durability)
+        state = state if state is not None else SessionState()
+        state.apply(writer.meta)
+        return Session(self, writer, state)
+
+    def continue_thread(self, replayed: Any, *, workspace: str, source: Source, reason: str,
+                        decision: str | None = None, fork: bool = False) -> Session:
+        """Open a new session continuing (or forking) a replayed thread; writes meta + snapshot."""
+        from .recovery.baseline import capture
+
+        previous = replayed.meta
+        cwd = os.path.realpath(workspace)
+        permissions = replayed.state["permissions"].current()
+        model = replayed.state["model"].summary()
+        meta = SessionMeta(
+            thread_id=ids.new_id() if fork else previous["thread_id"], session_id=ids.new_id(),
+            resumed_from=None if fork else previous["session_id"],
+            forked_from=ForkedFrom(thread_id=previous["thread_id"],
+                                   session_id=previous["session_id"],
+                                   seq=replayed.restored_to_seq) if fork else None,
+            cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
+            permissions=Permissions.model_validate(permissions, strict=False),
+            model=model.get("effective"), title=self.summary_of(replayed.state, previous)["title"],
+        )
+        session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state)
+        self.transition(session, source, reason, decision=decision)
+        session.snapshot()
+        return session
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    def transition(self, session: Session, source: Source, reason: str, *,
+                   decision: str | None = None, context: dict[str, Any] | None = None) -> Ack:
+        """Record a lifecycle event, then fire the hooks for `source` (failures isolated)."""
+        ack = session.record(Lifecycle(source=source, reason=reason, decision=decision),
+                             durability=Durability.DURABLE)
+        run = self.hooks.run(source, {"thread_id": session.thread_id,
+                                      "session_id": session.session_id, **(context or {})})
+        session.hook_run = run
+        if run.failures:
+            session.record(Lifecycle(source=source, reason="hook failures",
+                                     data={"hook_failures": run.failures}))
+        return ack
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    def list(self, *, workspace: str | None = None, include_archived: bool = False,
+             cursor: tuple[str, str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Threads newest first (of one workspace, if given), from the index."""
+        cwd = os.path.realpath(workspace) if workspace else None
+        return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
+                                                 cursor=cursor, limit=limit))
+
+    def replay(self, thread_id: str, *, full: bool = False) -> Any:
+        """Rebuild a thread's state from its latest snapshot and the tail after it."""
+        from .recovery.replay import replay
+
+        return replay(self.store.read_thread(thread_id, full=full))
+
+    def summary_of(self, state: Any, meta: dict[str, Any]) -> dict[str, Any]:
+        """Title, branch, todo/test progress and cost of a folded state."""
+        from .recovery.summary import status_summary
+
+        return status_summary(state, meta)
+
+    # ---- resume / fork / archive -------------------------------------------------------------
+
+    def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
+                     requested: dict[str, Any] | None = None) -> Any:
+        """Dry run of a resume: the report, nothing changed on disk."""
+        from .recovery.resume import check
+
+        return check(self, thread_id, workspace=workspace, latest=latest, requested=requested)
+
+    def resume(self, thread_id: str | None, *, workspace: str, decision: str | None = None,
+               latest: bool = False, requested: dict[str, Any] | None = None) -> tuple[Any, Any]:
+        """Resume for real: (report, new Session or None when the verdict stops it)."""
+        from .recovery.resume import resume
+
+        return resume(self, thread_id, workspace=workspace, decision=decision, latest=latest,
+                      requested=requested)
+
+    def fork(self, thread_id: str, *, at_seq: int | None = None,
+             workspace: str | None = None) -> Session:
+        """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
+        from .recovery.replay import replay
+
+        rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
+        if at_seq is not None:
+            rollouts = [_cut(r, at_seq) for r in rollouts if r.meta and r.meta["seq"] <= at_seq]
+        replayed = replay(rollouts)
+        cwd = workspace or replayed.meta["cwd"]
+        return self.continue_thread(replayed, workspace=cwd, source="fork",
+                                    reason=f"forked at seq {replayed.restored_to_seq}", fork=True)
+
+    def archive(self, thread_id: str) -> int:
+        """Move a thread's rollouts to archived_sessions/; returns files moved."""
+        return self.store.set_archived(thread_id, True)
+
+    def unarchive(self, thread_id: str) -> int:
+        """Move a thread's rollouts back to sessions/; returns files moved."""
+        return self.store.set_archived(thread_id, False)
+
+    def fsck(self, *, repair: bool = False) -> Any:
+        """Compare the index with the rollouts; with `repair`, fix what can be fixed."""
+        from .store.repair import fsck
+
+        return fsck(self.store, repair=repair)
+
+    def reindex(self, progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild the index from the rollouts."""
+        return self.store.rebuild(progress)
+
+
+def _cut(rollout: Any, at_seq: int) -> Any:
+    """A copy of a rollout holding only records up to `at_seq`."""
+    import dataclasses
+
+    return dataclasses.replace(rollout, records=[r for r in rollout.records if r["seq"] <= at_seq])

@@ -1,0 +1,54 @@
+"""Fold a thread's rollouts (newest snapshot + tail) into a SessionState — log → state, one way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..store.reader import Damage, Rollout, Status
+from .state import SessionState
+
+
+@dataclass
+class Replayed:
+    """A thread rebuilt from its rollouts, with everything that was wrong on the way."""
+
+    rollouts: list[Rollout]
+    state: SessionState
+    meta: dict[str, Any]  # the newest session's session_meta
+    damaged: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: list[dict[str, Any]] = field(default_factory=list)  # empty / no meta / future
+
+    @property
+    def latest(self) -> Rollout:
+        """The newest session's rollout."""
+        return self.rollouts[-1]
+
+    @property
+    def restored_to_seq(self) -> int:
+        """The last seq folded from the newest readable session."""
+        return self.latest.last_seq
+
+
+def _damage_entries(rollout: Rollout, damage: list[Damage]) -> list[dict[str, Any]]:
+    sid = (rollout.meta or {}).get("session_id")
+    return [{"session_id": sid, "line": d.line, "kind": d.kind, "reason": d.detail}
+            for d in damage]
+
+
+def replay(rollouts: list[Rollout], state: SessionState | None = None) -> Replayed:
+    """Fold rollouts oldest to newest; a rollout read from a snapshot restores it first."""
+    state = state or SessionState()
+    usable: list[Rollout] = []
+    out = Replayed(rollouts=usable, state=state, meta={})
+    for rollout in rollouts:
+        if rollout.status in (Status.EMPTY, Status.NO_META, Status.FUTURE_SCHEMA):
+            out.unreadable.append({"path": str(rollout.path), "status": rollout.status.value,
+                                   "schema_version": rollout.schema_version})
+            continue
+        usable.append(rollout)
+        out.damaged += _damage_entries(rollout, rollout.damage)
+        state.apply(rollout.meta)
+        state.fold(rollout.records)
+        out.meta = rollout.meta
+    return out

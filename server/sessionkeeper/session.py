@@ -1,0 +1,174 @@
+"""A live, writable session of a thread, as an agent harness uses it in-process."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .events import Durability, Event, event_body
+from .ids import operation_id as valid_operation_id
+from .redact import redact_json
+from .store.recorder import Ack
+
+if TYPE_CHECKING:
+    from .api import Keeper
+    from .recovery.state import SessionState
+    from .store.store import SessionWriter
+
+
+def args_digest(args: Any) -> str:
+    """sha256 of the canonical JSON of tool arguments (taken before redaction)."""
+    return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass(frozen=True)
+class OperationTicket:
+    """What to do about a tool call: run it, reuse a recorded result, or ask a human."""
+
+    operation_id: str
+    action: str  # "run" | "reuse" | "in_doubt"
+    result: Any = None
+    seq: int | None = None
+
+
+class Session:
+    """Records events for one run of a thread; folds them into the live state as it goes."""
+
+    def __init__(self, keeper: Keeper, writer: SessionWriter, state: SessionState) -> None:
+        self.keeper = keeper
+        self.writer = writer
+        self.state = state
+        self._since_snapshot = 0
+
+    @property
+    def thread_id(self) -> str:
+        """The thread's stable id."""
+        return self.writer.thread_id
+
+    @property
+    def session_id(self) -> str:
+        """This run's id."""
+        return self.writer.session_id
+
+    @property
+    def path(self) -> str:
+        """The rollout file of this session."""
+        return str(self.writer.path)
+
+    def record(self, event: dict[str, Any] | Event, *, durability: Durability | None = None) -> Ack:
+        """Validate, redact and append one event; returns once `durability` is reached."""
+        return self.record_many([event], durability=durability)[0]
+
+    def record_many(self, events: list[dict[str, Any] | Event], *,
+                    durability: Durability | None = None) -> list[Ack]:
+        """Append events in order (one write); re-delivered operations are acknowledged, not written."""
+        acks: list[Ack | None] = []
+        bodies: list[bytes] = []
+        for event in events:
+            body = self._body(event)
+            duplicate = self._duplicate_of(body)
+            acks.append(duplicate)
+            if duplicate is None:
+                bodies.append(body)
+        written = iter(self.writer.append(bodies, durability) if bodies else [])
+        out: list[Ack] = []
+        for ack in acks:
+            if ack is None:
+                ack = next(written)
+            out.append(ack)
+        self._fold(bodies, [a for a in out if not a.duplicate])
+        return out
+
+    def _body(self, event: dict[str, Any] | Event) -> bytes:
+        if isinstance(event, dict) and event.get("type") == "operation":
+            if "args" in event and "args_digest" not in event:
+                event = {**event, "args_digest": args_digest(event["args"])}
+            valid_operation_id(event.get("operation_id"))
+        body = event_body(event)
+        return redact_json(body) if self.keeper.redact else body
+
+    def _duplicate_of(self, body: bytes) -> Ack | None:
+        if not body.startswith(b'{"type":"operation"'):
+            return None
+        record = orjson.loads(body)
+        entry = self.state["operations"].lookup(record["operation_id"])
+        if entry is None or record["status"] not in entry["statuses"]:
+            return None
+        self.state.apply({**record, "seq": None})  # counted as a duplicate delivery, not written
+        return Ack(entry["seq"], Durability.WRITTEN, duplicate=True)
+
+    def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
+        for body, ack in zip(bodies, acks):
+            record = orjson.loads(body)
+            record["seq"] = ack.seq
+            self.state.apply(record)
+        self._since_snapshot += len(bodies)
+        if self._since_snapshot >= self.keeper.snapshot_every:
+            self.snapshot()
+
+    # ---- operations: record before the side effect, reuse after ----------------------------------
+
+    def begin_operation(self, operation_id: str, tool: str, args: Any = None) -> OperationTicket:
+        """Durably record `started` before a side effect; reuse or flag a known operation instead."""
+        entry = self.state["operations"].lookup(valid_operation_id(operation_id))
+        if entry is not None:
+            if entry["status"] in ("committed", "failed"):
+                return OperationTicket(operation_id, "reuse", entry.get("result"), entry["seq"])
+            return OperationTicket(operation_id, "in_doubt", None, entry["started_seq"])
+        event = {"type": "operation", "operation_id": operation_id, "tool": tool,
+                 "status": "started"}
+        if args is not None:
+            event["args"] = args
+        ack = self.record(event, durability=Durability.DURABLE)
+        return OperationTicket(operation_id, "run", None, ack.seq)
+
+    def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:
+        """Durably record that an operation committed (or failed), with its result."""
+        entry = self.state["operations"].lookup(valid_operation_id(operation_id))
+        tool = entry["tool"] if entry else "unknown"
+        return self.record({"type": "operation", "operation_id": operation_id, "tool": tool,
+                            "status": "committed" if ok else "failed",
+                            "result_persisted": result is not None, "result": result},
+                           durability=Durability.DURABLE)
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    def snapshot(self) -> Ack:
+        """Write the folded state of every subsystem, so the next read starts here."""
+        self._since_snapshot = 0
+        state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
+        self.writer.summary = state["summary"]
+        ack = self.writer.append(
+            [event_body({"type": "snapshot", "through_seq": self.writer.last_seq,
+                         "state": state})], reindex=True)[0]
+        self.state.through_seq = ack.seq
+        return ack
+
+    def clear(self, reason: str = "") -> Ack:
+        """Drop the conversation context; cost, model, permissions and the file stay."""
+        return self.keeper.transition(self, "clear", reason)
+
+    def compact(self, summary: str) -> Ack:
+        """Record a summary replacing the conversation so far (history stays in the log)."""
+        self.keeper.transition(self, "compact", "")
+        return self.record({"type": "compacted", "summary": summary,
+                            "through_seq": self.writer.last_seq})
+
+    def summary(self) -> dict[str, Any]:
+        """What a status bar or a listing shows about this session."""
+        return self.keeper.summary_of(self.state, self.writer.meta)
+
+    def close(self) -> None:
+        """Write a final snapshot, flush, fsync and release the thread."""
+        if self.writer.recorder.read_only_reason is None:
+            self.snapshot()
+        self.writer.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
