@@ -99,6 +99,18 @@ class Keeper:
         session.snapshot()
         return session
 
+    def attach(self, session_id: str) -> Session:
+        """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
+        from .recovery.replay import replay
+
+        writer, rollout = self.store.reopen(session_id, durability=self.durability)
+        try:
+            replayed = replay(self.store.read_thread(writer.thread_id))
+        except BaseException:
+            writer.close()
+            raise
+        return Session(self, writer, replayed.state)
+
     # ---- lifecycle --------------------------------------------------------------------------
 
     def transition(self, session: Session, source: Source, reason: str, *,

@@ -14,9 +14,9 @@ THREAD = "00000000-0000-4000-8000-000000000001"
 SESSION = "00000000-0000-4000-8000-000000000002"
 
 
-def rec(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+def rec(seq: int, type_: str, /, **fields: Any) -> dict[str, Any]:
     """Return a stored record as the reader yields it: {"seq", "ts", "type", ...fields}."""
-    return {"seq": seq, "ts": f"2025-01-01T00:00:{seq % 60:02d}Z", "type": kind, **fields}
+    return {"seq": seq, "ts": f"2025-01-01T00:00:{seq % 60:02d}Z", "type": type_, **fields}
 
 
 def meta(root: Path, *, seq: int = 0, **fields: Any) -> dict[str, Any]:

@@ -53,6 +53,15 @@ class FileSink:
         os.close(self.fd)
 
 
+class AppendSink(FileSink):
+    """An existing rollout reopened O_APPEND to continue a session."""
+
+    def __init__(self, path: Path) -> None:  # noqa: D107 - same contract as FileSink
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self._ino = os.fstat(self.fd).st_ino
+
+
 class MemorySink:
     """An in-memory rollout: the same recorder contract without a file system."""
 

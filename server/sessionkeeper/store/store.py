@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ids
-from ..errors import IndexUnavailable, ThreadBusy, UnknownThread
+from ..errors import IndexUnavailable, SessionReadOnly, StoreDamaged, ThreadBusy, UnknownThread
 from ..events import Durability
 from . import index as index_mod
 from .index import Index, ListQuery
@@ -23,7 +23,7 @@ from .layout import Layout, ensure_private_dir, fsync_dir
 from .probe import probe, session_row
 from .reader import Rollout, read_latest, read_rollout
 from .recorder import Ack, Recorder
-from .sinks import FileSink
+from .sinks import AppendSink, FileSink
 
 Progress = Callable[[int, int], None]
 _INDEX_EVERY_S = 2.0
@@ -169,6 +169,40 @@ class Store:
         writer = SessionWriter(self, meta=meta, path=path, lock=lock, recorder=recorder)
         writer.update_index()
         return writer
+
+    def reopen(self, session_id: str, *,
+               durability: Durability = Durability.WRITTEN) -> tuple[SessionWriter, Rollout]:
+        """Re-attach to the newest session of its thread to append more (thread lock taken).
+
+        A torn tail is quarantined first so new records never follow a partial line.
+        """
+        from filelock import FileLock, Timeout
+
+        from .repair import quarantine_tail
+
+        path = self.session_path(session_id)
+        rollout = read_rollout(path)
+        if rollout.meta is None or rollout.status.value not in ("ok", "damaged"):
+            raise StoreDamaged(f"session {session_id} cannot be appended to ({rollout.status.value})")
+        thread = rollout.meta["thread_id"]
+        newest = self.thread_sessions(thread)[-1]["session_id"]
+        if newest != rollout.meta["session_id"]:
+            raise SessionReadOnly(f"session {session_id} was resumed by {newest}; record there")
+        if rollout.tail is not None:
+            quarantine_tail(self, rollout)
+        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise ThreadBusy(f"thread {thread} is open for writing in another process") from None
+        try:
+            recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
+                                size=rollout.good_size, durability=durability)
+        except BaseException:
+            lock.release()
+            raise
+        writer = SessionWriter(self, meta=rollout.meta, path=path, lock=lock, recorder=recorder)
+        return writer, rollout
 
     # ---- reading ------------------------------------------------------------------------------
 

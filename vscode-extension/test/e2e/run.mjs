@@ -158,6 +158,41 @@ try {
     await tab.waitFor();
     await shot('07-details.png');
   });
+
+  await check('a blocked thread explains why and offers Relocate / Fork / Export', async () => {
+    await runCommand('Session Keeper: Resume…');
+    await row('Migrate store').click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor();
+    const text = await dialog.innerText();
+    for (const part of ['cannot be resumed', 'Working directory missing: recorded /srv/old-checkout', 'Relocate', 'Fork', 'Export']) {
+      if (!text.includes(part)) throw new Error(`dialog lacks "${part}":\n${text}`);
+    }
+    await shot('08-blocked-dialog.png');
+    await dialog.getByRole('button', { name: 'Export', exact: true }).click();
+    await page.locator('.editor-instance .view-lines').filter({ hasText: '"timeline"' }).first().waitFor();
+    if (FAKE_LOG && fakeLog().some((e) => e.method === 'session/resume' && e.params.thread_id.startsWith('00000003'))) {
+      throw new Error('a blocked thread was resumed');
+    }
+    await shot('09-exported.png');
+  });
+
+  await check('Rebuild Session Index reports the counts', async () => {
+    await runCommand('Session Keeper: Rebuild Session Index');
+    await page.locator('.notification-toast', { hasText: 'indexed 5 threads and 8 sessions' }).waitFor();
+  });
+
+  await check('Restart Server starts a new server and the status comes back', async () => {
+    const before = fakeLog().filter((e) => e.method === 'initialized').length;
+    await runCommand('Session Keeper: Restart Server');
+    const deadline = Date.now() + TIMEOUT;
+    while (FAKE_LOG && fakeLog().filter((e) => e.method === 'initialized').length <= before) {
+      if (Date.now() > deadline) throw new Error('no second initialize');
+      await page.waitForTimeout(100);
+    }
+    await skItem('Fix payment rounding').waitFor();
+    await shot('10-after-restart.png');
+  });
 } catch (err) {
   failed++;
   console.log(`not ok - e2e driver crashed: ${err?.stack ?? err}`);
