@@ -56,7 +56,8 @@ def test_duplicate_seq_is_dropped_and_reported():
     """Fixture: rollouts/duplicate_seq (seq 3 twice, identical)."""
     rollout = read_rollout(fixture_path("duplicate_seq"))
     assert rollout.status is Status.OK
-    assert rollout.duplicates == [5]
+    assert rollout.duplicates == [{"line": 5, "seq": 3, "type": "operation",
+                                   "operation_id": "op-1"}]
     assert [r["seq"] for r in rollout.records] == [1, 2, 3, 4, 5]
 
 

@@ -36,9 +36,10 @@ def edit(root: Path, seq: int, rel: str, text: str, *, author: str = "agent") ->
     path = root / rel
     before = sha(path.read_text()) if path.exists() else None
     path.write_text(text)
-    return rec(seq, "file_change", path=rel, before_hash=before, after_hash=sha(text), author=author)
+    return rec(seq, "file_change", path=rel, before_hash=before, after_hash=sha(text),
+               author=author)
 
 
 def workspace(root: Path, requested: Mapping[str, Any] | None = None) -> Workspace:
-    """Return the real current workspace at `root` (git baseline captured, files hashed on demand)."""
+    """Return the real workspace at `root` (git baseline captured now, files hashed on demand)."""
     return current_workspace(str(root), requested=requested)

@@ -163,7 +163,9 @@ def test_moved_repository_is_offered_as_relocation_and_found_by_identity(
     assert find_by_identity(recorded.identity, candidates) == os.path.realpath(moved)
 
 
-def test_find_by_identity_returns_none_when_no_candidate_matches(repo: Path, tmp_path: Path) -> None:
+def test_find_by_identity_returns_none_when_no_candidate_matches(
+    repo: Path, tmp_path: Path
+) -> None:
     """Fixture: `repo` and candidates that are not it."""
     identity = capture(repo).identity
     other = tmp_path / "other"

@@ -24,7 +24,8 @@ def test_attribution_groups_files_by_author_and_lists_agent_files_in_trailer(rep
     """Fixture: `repo`; the agent edits payment.py, the user test_payment.py, both notes.md."""
     sub, _ = _fold(edit(repo, 1, "payment.py", "a\n"),
                    edit(repo, 2, "test_payment.py", "u\n", author="user"),
-                   edit(repo, 3, "notes.md", "a\n"), edit(repo, 4, "notes.md", "u\n", author="user"))
+                   edit(repo, 3, "notes.md", "a\n"),
+                   edit(repo, 4, "notes.md", "u\n", author="user"))
     assert sub.by_author() == {"agent": ["payment.py"], "user": ["test_payment.py"],
                                "external": [], "mixed": ["notes.md"]}
     assert sub.trailer() == "Agent-Changed: notes.md, payment.py"

@@ -1,4 +1,4 @@
-"""Context restores the compacted summary plus later messages, never both (fixture: records only)."""
+"""Context restores the compacted summary plus later messages, never both (records only)."""
 
 from __future__ import annotations
 

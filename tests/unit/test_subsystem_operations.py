@@ -1,4 +1,4 @@
-"""The tool ledger: duplicates are recognised, in-doubt operations reported (fixture: records only)."""
+"""The tool ledger: duplicates recognised, in-doubt operations reported (records only)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ def test_permissions_are_restored_from_the_latest_permissions_event(repo: Path) 
     sub = PermissionsState()
     sub.apply(meta(repo, permissions={"approval_mode": "never", "sandbox_policy": "read-only",
                                       "tool_profile": "default"}))
-    sub.apply(rec(3, "permissions", approval_mode="on-failure", sandbox_policy="danger-full-access"))
+    sub.apply(rec(3, "permissions", approval_mode="on-failure",
+                  sandbox_policy="danger-full-access"))
     restored = PermissionsState()
     restored.restore(sub.snapshot())
     assert restored.current() == {"approval_mode": "on-failure",

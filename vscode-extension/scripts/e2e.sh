@@ -82,7 +82,7 @@ done
 log "code-server up on port $PORT"
 
 set +e
-E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
+E2E_SERVER="$MODE" E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
   node "$HERE/test/e2e/run.mjs"
 RC=$?
 set -e

@@ -18,6 +18,7 @@ class Replayed:
     meta: dict[str, Any]  # the newest session's session_meta
     damaged: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[dict[str, Any]] = field(default_factory=list)  # empty / no meta / future
+    redelivered: list[dict[str, Any]] = field(default_factory=list)  # duplicate lines in the log
 
     @property
     def latest(self) -> Rollout:
@@ -48,6 +49,8 @@ def replay(rollouts: list[Rollout], state: SessionState | None = None) -> Replay
             continue
         usable.append(rollout)
         out.damaged += _damage_entries(rollout, rollout.damage)
+        out.redelivered += [{"session_id": rollout.meta["session_id"], **d}
+                            for d in rollout.duplicates]
         state.apply(rollout.meta)
         state.fold(rollout.records)
         out.meta = rollout.meta

@@ -74,7 +74,8 @@ def build_report(keeper: Any, replayed: Replayed, *, thread_id: str, workspace: 
         differences=[DifferenceOut(**vars(d)) for d in differences],
         invalidated=[InvalidationOut(**vars(i)) for i in invalidations],
         in_doubt_operations=ops["in_doubt_operations"],
-        duplicate_operations=ops["duplicate_deliveries"],
+        duplicate_operations=ops["duplicate_deliveries"] + [
+            {"status": "redelivered line", **d} for d in replayed.redelivered],
         rerun_verifier=any(i.subsystem == "verifier" for i in invalidations),
         quarantined=tails, damaged=damaged,
         choices={"ok": [], "drift": DRIFT_CHOICES, "blocked": BLOCKED_CHOICES}[verdict],

@@ -62,7 +62,7 @@ class SessionState:
             return
         if record.get("type") == "snapshot":
             state = record.get("state") or {}
-            # a snapshot event stores {"subsystems": {name: state}, "summary": ...} (or just the map)
+            # a snapshot event stores {"subsystems": {name: state}, "summary": ...} or just the map
             states = state.get("subsystems", state)
             self.restore(states, through_seq=record.get("through_seq", seq))
         else:

@@ -64,7 +64,7 @@ class Rollout:
     meta: Record | None = None
     records: list[Record] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
-    duplicates: list[int] = field(default_factory=list)  # line numbers of re-delivered seqs
+    duplicates: list[dict[str, Any]] = field(default_factory=list)  # re-delivered records: line, seq, type, operation_id
     tail: Tail | None = None
     size: int = 0
     schema_version: int | None = None
@@ -176,7 +176,8 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
             continue
         if expected is not None and seq != expected and seq != expected + skipped:
             if records and seq <= records[-1]["seq"]:
-                rollout.duplicates.append(number)
+                rollout.duplicates.append({"line": number, "seq": seq, "type": record.get("type"),
+                                           "operation_id": record.get("operation_id")})
                 if seq != records[-1]["seq"] or _differs(records, seq, record):
                     rollout.damage.append(Damage(number, "seq_order", f"seq {seq} after {expected - 1}"))
                 continue

@@ -32,7 +32,8 @@ const KIND_LABEL: Record<string, string> = {
 /** "Branch: recorded fix/payment → now main (detail)". */
 export function renderDifference(d: Difference): string {
   const label = KIND_LABEL[d.kind] ?? d.kind;
-  const line = `${label}: recorded ${brief(d.recorded)} → now ${brief(d.current)}`;
+  const now = (d.current === null || d.current === undefined) && d.kind.endsWith('_missing') ? 'missing' : brief(d.current);
+  const line = `${label}: recorded ${brief(d.recorded)} → now ${now}`;
   return d.detail ? `${line} (${d.detail})` : line;
 }
 

@@ -6,7 +6,8 @@ import { DRIFT, report } from './fixtures';
 test('a difference reads recorded versus now, with its detail', () => {
   assert.equal(renderDifference({ kind: 'branch', recorded: 'fix/payment', current: 'main', detail: null }), 'Branch: recorded fix/payment → now main');
   assert.equal(renderDifference({ kind: 'file_changed', recorded: 'sha256:aa', current: 'sha256:bb', detail: 'src/pay.py' }), 'File changed: recorded sha256:aa → now sha256:bb (src/pay.py)');
-  assert.equal(renderDifference({ kind: 'cwd_missing', recorded: '/repo-a', current: null }), 'Working directory missing: recorded /repo-a → now —');
+  assert.equal(renderDifference({ kind: 'model', recorded: 'm1', current: null }), 'Model: recorded m1 → now —');
+  assert.equal(renderDifference({ kind: 'cwd_missing', recorded: '/repo-a', current: null }), 'Working directory missing: recorded /repo-a → now missing');
 });
 
 test('drift dialog lists every difference and offers the three choices (Cancel is the modal close)', () => {

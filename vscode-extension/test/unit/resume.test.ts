@@ -78,7 +78,7 @@ test('blocked explains why and can fork or export', async () => {
   const f = fakes(blocked, { modal: 'Fork' });
   const end = await resumeFlow(f.deps, 'tid');
   assert.equal(f.shown[0]?.kind, 'error');
-  assert.match(f.shown[0]?.detail ?? '', /Working directory missing: recorded \/gone/);
+  assert.match(f.shown[0]?.detail ?? '', /Working directory missing: recorded \/gone → now missing/);
   assert.deepEqual(end, { kind: 'forked', thread_id: 'forked', session_id: 'sess-f' });
   assert.deepEqual(f.calls[1], { method: 'session/fork', params: { thread_id: blocked.thread_id, workspace: '/ws' } });
 

@@ -68,6 +68,8 @@ class FileHistory(Subsystem):
         `recorded` is the last version {path, seq, hash, author}; `current` is {path, hash, author}
         with author "external" (the session did not record that content).
         """
+        if not workspace.exists:  # nothing to compare: the worktree reports cwd_missing
+            return []
         diffs: list[Difference] = []
         for path in sorted(self.files):
             last = {"path": path, **self.files[path][-1]}

@@ -1,0 +1,261 @@
+"""The recovery contract on the seed's story: exact verdicts and reports for each fault."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.recovery.lifecycle import Hook
+from sessionkeeper.store.reader import read_rollout
+
+from ..conftest import git
+from ..seed import crash, record_seed
+
+
+@pytest.fixture
+def seeded(store_dir, repo):
+    """A crashed seed session in `repo`: (keeper, thread_id, session)."""
+    keeper = Keeper(store_dir)
+    session = record_seed(keeper, repo)
+    crash(session)
+    return keeper, session.thread_id, session
+
+
+def test_identical_environment_resumes_ok_with_every_state_restored(seeded, repo):
+    """Fixture: seeded (crashed seed session, same branch, same files)."""
+    keeper, thread, _ = seeded
+    report = keeper.check_resume(thread, workspace=str(repo))
+    assert report.verdict == "ok"
+    assert report.differences == [] and report.invalidated == []
+    assert (report.todos["done"], report.todos["total"]) == (1, 3)
+    assert (report.verifier["tests"]["passed"], report.verifier["tests"]["total"]) == (7, 9)
+    assert report.rerun_verifier is False
+    assert report.cost["total"]["usd"] == pytest.approx(0.042)
+    assert report.permissions == {"approval_mode": "on-request",
+                                  "sandbox_policy": "workspace-write", "tool_profile": "coding"}
+    assert report.model["effective"] == "gpt-5"
+    assert report.attribution["agent"] == ["payment.py", "test_payment.py"]
+    assert [o["operation_id"] for o in report.in_doubt_operations] == ["op-deploy-1"]
+
+
+def test_check_resume_changes_nothing_on_disk(seeded, store_dir, repo):
+    """Fixture: seeded; every file under the store is byte-identical after a dry run."""
+    keeper, thread, _ = seeded
+    before = {p: p.read_bytes() for p in store_dir.rglob("*.jsonl")}
+    keeper.check_resume(thread, workspace=str(repo))
+    assert {p: p.read_bytes() for p in store_dir.rglob("*.jsonl")} == before
+
+
+def test_resume_reports_drift_when_branch_changed_and_nothing_continues(seeded, repo):
+    """Fixture: seeded, then `git checkout main` (the files differ there too)."""
+    keeper, thread, _ = seeded
+    git(repo, "stash", "-q")
+    git(repo, "checkout", "-q", "main")
+    report, session = keeper.resume(thread, workspace=str(repo))
+    assert report.verdict == "drift" and session is None and not report.continued
+    assert [d.kind for d in report.differences] == ["branch", "file_changed", "file_changed"]
+    assert (report.differences[0].recorded, report.differences[0].current) == ("fix/payment", "main")
+    assert report.switch_back == "git checkout fix/payment"
+    assert report.choices == ["continue", "switch_back", "fork", "cancel"]
+    assert report.rerun_verifier is True
+
+
+def test_drift_continues_only_with_an_explicit_decision(seeded, repo, store_dir):
+    """Fixture: seeded, branch switched; decision continue starts a resumed session."""
+    keeper, thread, old = seeded
+    git(repo, "checkout", "-q", "-b", "other")
+    report, session = keeper.resume(thread, workspace=str(repo), decision="continue")
+    assert report.verdict == "drift" and report.continued
+    assert session.thread_id == thread and session.writer.meta["resumed_from"] == old.session_id
+    records = read_rollout(session.writer.path).records
+    assert records[0]["type"] == "lifecycle" and records[0]["decision"] == "continue"
+    assert records[1]["type"] == "snapshot"
+    session.close()
+
+
+def test_fork_decision_makes_a_new_thread_pointing_at_the_old(seeded, repo):
+    """Fixture: seeded, branch switched; decision fork."""
+    keeper, thread, old = seeded
+    git(repo, "checkout", "-q", "-b", "experiment")
+    report, session = keeper.resume(thread, workspace=str(repo), decision="fork")
+    assert report.new_thread_id == session.thread_id != thread
+    assert session.writer.meta["forked_from"] == {"thread_id": thread,
+                                                  "session_id": old.session_id,
+                                                  "seq": report.restored_to_seq}
+    assert session.summary()["todos"] == {"done": 1, "total": 3}
+    session.close()
+
+
+def test_cwd_deleted_blocks(seeded, repo):
+    """Fixture: seeded, then the repository directory removed."""
+    keeper, thread, _ = seeded
+    shutil.rmtree(repo)
+    report = keeper.check_resume(thread, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["cwd_missing"]
+    assert report.choices == ["relocate", "fork", "export"]
+
+
+def test_other_repository_blocks(seeded, tmp_path):
+    """Fixture: seeded; resume attempted from an unrelated repository."""
+    keeper, thread, _ = seeded
+    other = tmp_path / "repo-b"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "x").write_text("x")
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", "unrelated")
+    report = keeper.check_resume(thread, workspace=str(other))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["other_repository"]
+
+
+def test_moved_repository_is_offered_as_relocation_not_adopted(seeded, repo, tmp_path):
+    """Fixture: seeded; the repository moved to another path (same identity)."""
+    keeper, thread, _ = seeded
+    moved = tmp_path / "moved-repo"
+    shutil.move(repo, moved)
+    report, session = keeper.resume(thread, workspace=str(moved))
+    assert report.verdict == "drift" and session is None
+    assert [d.kind for d in report.differences] == ["relocated"]
+
+
+def test_file_edited_outside_the_agent_makes_the_verifier_stale(seeded, repo):
+    """Fixture: seeded; payment.py edited by hand afterwards."""
+    keeper, thread, _ = seeded
+    (repo / "payment.py").write_text("def charge(amount):\n    return amount  # by hand\n")
+    report = keeper.check_resume(thread, workspace=str(repo))
+    assert report.verdict == "drift"
+    assert [(d.kind, d.recorded["path"]) for d in report.differences] == [
+        ("file_changed", "payment.py")]
+    assert report.rerun_verifier is True
+    assert any(i.subsystem == "verifier" and "payment.py" in i.reason for i in report.invalidated)
+
+
+def test_torn_tail_restores_to_the_last_complete_event_and_quarantines(seeded, repo):
+    """Fixture: seeded; the last line truncated mid-way."""
+    keeper, thread, session = seeded
+    path = session.writer.path
+    data = path.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    path.write_bytes(data[: last_start + 25])
+    dry = keeper.check_resume(thread, workspace=str(repo))
+    assert dry.verdict == "ok" and dry.restored_to_seq == session.writer.last_seq - 1
+    assert dry.in_doubt_operations == []  # the op's `started` line was the torn one
+    assert [q["bytes"] for q in dry.quarantined] == [25]
+    report, resumed = keeper.resume(thread, workspace=str(repo))
+    assert report.quarantined[0]["action"] == "quarantined"
+    assert Path(report.quarantined[0]["path"]).read_bytes() == data[last_start: last_start + 25]
+    assert read_rollout(path).tail is None
+    resumed.close()
+
+
+def test_lost_index_is_rebuilt_with_the_same_verdict(seeded, repo, store_dir):
+    """Fixture: seeded; state.db deleted."""
+    keeper, thread, _ = seeded
+    before = keeper.check_resume(thread, workspace=str(repo)).to_json()
+    (store_dir / "state.db").unlink()
+    fresh = Keeper(store_dir)
+    assert [t["thread_id"] for t in fresh.list()] == [thread]
+    assert fresh.check_resume(thread, workspace=str(repo)).to_json() == before
+
+
+def test_redelivered_operation_is_not_repeated_and_reported_as_duplicate(store_dir, repo):
+    """Fixture: a seed session whose deploy operation committed, then was delivered again."""
+    keeper = Keeper(store_dir)
+    session = record_seed(keeper, repo)
+    effects = []
+    effects.append("deployed")
+    first = session.finish_operation("op-deploy-1", result={"exit": 0})
+    again = session.record({"type": "operation", "operation_id": "op-deploy-1", "tool": "shell",
+                            "status": "committed", "result_persisted": True,
+                            "result": {"exit": 0}})
+    assert again.duplicate and again.seq == first.seq
+    ticket = session.begin_operation("op-deploy-1", "shell", {"cmd": "make deploy-staging"})
+    if ticket.action == "run":
+        effects.append("deployed")
+    assert ticket.action == "reuse" and ticket.result == {"exit": 0}
+    assert effects == ["deployed"]
+    crash(session)
+    path = session.writer.path
+    lines = path.read_bytes().splitlines(keepends=True)
+    committed = next(x for x in lines if b'"status":"committed"' in x)
+    path.write_bytes(b"".join(lines) + committed)  # the log itself receives it twice
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "ok" and report.in_doubt_operations == []
+    assert [(d["operation_id"], d["seq"]) for d in report.duplicate_operations] == [
+        ("op-deploy-1", first.seq)]
+    assert keeper.replay(session.thread_id).state["operations"].counts()["committed"] == 1
+
+
+@pytest.mark.parametrize("behaviour", ["raise", "hang"])
+def test_a_failing_hook_is_recorded_and_never_changes_the_verdict(seeded, repo, behaviour):
+    """Fixture: seeded; a resume hook that raises or hangs past its timeout."""
+    keeper, thread, _ = seeded
+
+    def bad(context):
+        if behaviour == "raise":
+            raise RuntimeError("hook exploded")
+        time.sleep(5)
+
+    keeper.hooks.add(Hook("bad", {"resume"}, order=1, fn=bad, timeout_s=0.2))
+    keeper.hooks.add(Hook("good", {"resume"}, order=2, fn=lambda c: "loaded project notes"))
+    report, session = keeper.resume(thread, workspace=str(repo))
+    assert report.verdict == "ok" and report.continued
+    assert [f["hook"] for f in report.hook_failures] == ["bad"]
+    assert report.hook_context == ["loaded project notes"]
+    session.close()
+
+
+def test_middle_damage_blocks_with_the_line_number(seeded, repo):
+    """Fixture: seeded; garbage written over line 4 of the rollout."""
+    keeper, thread, session = seeded
+    path = session.writer.path
+    lines = path.read_bytes().split(b"\n")
+    lines[3] = lines[3][:10] + b"XXXX" + lines[3][14:]
+    path.write_bytes(b"\n".join(lines))
+    report = keeper.check_resume(thread, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [(d["line"], d["kind"]) for d in report.damaged] == [(4, "checksum")]
+
+
+def test_permissions_changed_between_runs_is_drift(seeded, repo):
+    """Fixture: seeded; the client now asks for full-auto approval."""
+    keeper, thread, _ = seeded
+    report = keeper.check_resume(thread, workspace=str(repo), requested={
+        "permissions": {"approval_mode": "full-auto", "sandbox_policy": "workspace-write",
+                        "tool_profile": "coding"}})
+    assert report.verdict == "drift"
+    assert [d.kind for d in report.differences] == ["permissions"]
+    assert report.permissions["approval_mode"] == "on-request"  # restored, not guessed
+
+
+def test_compacted_history_restores_the_summary_not_the_replaced_messages(store_dir, repo):
+    """Fixture: a seed session compacted, then one more message."""
+    keeper = Keeper(store_dir)
+    session = record_seed(keeper, repo)
+    session.compact("user wants rounding fixed; payment.py edited; 7/9 tests pass")
+    session.record({"type": "message", "role": "user", "text": "now add the test"})
+    crash(session)
+    replayed = keeper.replay(session.thread_id)
+    conversation = replayed.state["context"].conversation()
+    assert [m.get("text") for m in conversation][-1] == "now add the test"
+    assert sum("rounding fixed" in (m.get("text") or "") for m in conversation) == 1
+    assert not any(m.get("text") == "fix the rounding bug" for m in conversation)
+
+
+def test_clear_keeps_cost_model_and_permissions(store_dir, repo):
+    """Fixture: a seed session cleared."""
+    keeper = Keeper(store_dir)
+    session = record_seed(keeper, repo)
+    session.clear("user asked for a fresh start")
+    state = session.state
+    assert state["context"].conversation() == []
+    assert state["cost"].totals()["usd"] == pytest.approx(0.042)
+    assert state["permissions"].current()["tool_profile"] == "coding"
+    assert state["model"].summary()["effective"] == "gpt-5"
+    session.close()
