@@ -210,6 +210,12 @@ class Title(Event):
     title: str
 
 
+class Baseline(GitBaseline, Event):
+    """The workspace baseline refreshed mid-session (e.g. after the agent committed)."""
+
+    type: Literal["baseline"] = "baseline"
+
+
 class Snapshot(Event):
     """The folded state of every subsystem through `through_seq` of this thread."""
 
@@ -221,14 +227,14 @@ class Snapshot(Event):
 AnyEvent = Annotated[
     Union[  # noqa: UP007 - pydantic discriminated unions read best this way
         SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
-        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Snapshot,
+        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
     ],
     Field(discriminator="type"),
 ]
 EVENT_TYPES = frozenset(
     m.model_fields["type"].default
     for m in (SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
-              Cost, PermissionsChanged, ModelChanged, Compacted, Title, Snapshot)
+              Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot)
 )
 
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyEvent)

@@ -30,6 +30,9 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
 def _short(value: Any) -> str:
     if isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value):
         return value[:10]
+    if isinstance(value, dict) and "path" in value:
+        digest = (value.get("hash") or "missing")[:10]
+        return f"{value['path']}@{digest} ({value.get('author', '?')})"
     if isinstance(value, dict):
         return value.get("repo_root") or str(value)
     return "-" if value is None else str(value)

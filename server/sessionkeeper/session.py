@@ -134,6 +134,14 @@ class Session:
                             "result_persisted": result is not None, "result": result},
                            durability=Durability.DURABLE)
 
+    def refresh_baseline(self) -> Ack:
+        """Record the workspace's git baseline as it is now (after the agent moved HEAD)."""
+        from .recovery.baseline import capture
+
+        now = capture(self.writer.meta["cwd"])
+        event = {"type": "baseline", **(now.model_dump(mode="json") if now else {})}
+        return self.record(event, durability=Durability.DURABLE)
+
     # ---- lifecycle ----------------------------------------------------------------------------
 
     def snapshot(self) -> Ack:

@@ -5,6 +5,7 @@ Fixture: `repo` (conftest) carrying the seed's story — edits on fix/payment, t
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessionkeeper.recovery.baseline import verdict_of
 from sessionkeeper.recovery.state import SessionState, dependency_order
 from sessionkeeper.recovery.subsystems import REGISTRY
 from sessionkeeper.recovery.subsystems.base import (
@@ -116,6 +118,15 @@ def test_resume_reports_external_edit_and_stale_verifier(repo: Path) -> None:
     assert [(d.kind, d.current["author"]) for d in differences] == [("file_changed", "external")]
     assert Invalidation("verifier", "stale: payment.py changed after the test run at seq 7") in (
         invalidations)
+
+
+def test_resume_is_blocked_only_by_cwd_missing_when_the_workspace_is_gone(repo: Path) -> None:
+    """Fixture: `repo` with the seed story, then deleted."""
+    state = _state(_story(repo))
+    shutil.rmtree(repo)
+    differences, invalidations = state.validate(workspace(repo))
+    assert [(d.kind, d.recorded) for d in differences] == [("cwd_missing", str(repo))]
+    assert verdict_of(differences) == "blocked" and invalidations == []
 
 
 def test_fold_skips_records_already_covered_and_counts_them(repo: Path) -> None:

@@ -59,7 +59,12 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
   srv
     .start()
     .then(() => (settings().autoResume ? commands.autoResume() : undefined))
-    .catch((err: unknown) => log.error(`Session Keeper did not start: ${errorMessage(err)}`));
+    .catch(async (err: unknown) => {
+      log.error(`Session Keeper did not start: ${errorMessage(err)}`);
+      const pick = await api.showMessage('error', `Session Keeper: the server did not start (${errorMessage(err)}).`, ['Open Log', 'Restart Server']);
+      if (pick === 'Open Log') log.show();
+      if (pick === 'Restart Server') await srv.restart().catch(() => undefined);
+    });
 
   return createApi({ request, workspace: api.firstWorkspaceFolder, durability: () => settings().durability });
 }

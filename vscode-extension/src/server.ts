@@ -3,10 +3,11 @@
  * `--stdio`), forwards `session/didChange`, sends typed requests, restarts (debounced).
  */
 
-import { State } from 'vscode-languageclient';
+import { CloseAction, ErrorAction, State } from 'vscode-languageclient';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { errorMessage } from './log';
 import { Method, Notification, type RequestMethod, type Requests, type Status } from './protocol';
+import { RestartPolicy } from './restartPolicy';
 import type { Launch } from './settings';
 import type { ServerPhase } from './ui/statusBar';
 import type { Disposable, LogOutputChannel } from './vscodeapi';
@@ -54,12 +55,32 @@ export class SessionServer implements Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       initializationOptions: this.hooks.initializationOptions(),
+      // A server that cannot even initialize (missing module, bad interpreter) is not retried in
+      // a loop: start() rejects once, the status bar says so, and the user can restart.
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          const d = policy.shouldRestart();
+          if (!d.restart) {
+            this.log.error(`Server connection closed; not restarting: ${d.reason}`);
+            this.hooks.onPhase('failed');
+          }
+          return d.restart
+            ? { action: CloseAction.Restart }
+            : { action: CloseAction.DoNotRestart, message: `Session Keeper: ${d.reason}. See "Session Keeper: Open Log".` };
+        },
+      },
     };
+    const policy = new RestartPolicy();
     const client = new LanguageClient('sessionKeeper', 'Session Keeper', serverOptions, clientOptions);
     client.onNotification(Notification.didChange, (status: Status | null) => this.hooks.onStatus(status ?? null));
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
-      if (e.newState === State.Running) this.hooks.onPhase('running');
+      if (e.newState === State.Running) {
+        policy.markRunning();
+        this.hooks.onPhase('running');
+      }
       else if (e.newState === State.Starting) this.hooks.onPhase('starting');
       else this.hooks.onPhase('stopped');
     });

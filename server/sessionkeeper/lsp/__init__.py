@@ -1,0 +1,5 @@
+"""The editor surface: a pygls 2 language server speaking the `session/` protocol (PROTOCOL.md).
+
+Importing this package is cheap: the Keeper, pydantic, GitPython and watchfiles are imported on
+first need, never at start-up.
+"""
