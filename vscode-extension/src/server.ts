@@ -88,6 +88,8 @@ export class SessionServer implements Disposable {
     const t0 = Date.now();
     try {
       await client.start();
+      // With initializationFailedHandler=false start() can resolve although the server died.
+      if (!client.isRunning()) throw new Error('the server exited while starting (see the log)');
     } catch (err) {
       this.log.error(`Server failed to start: ${errorMessage(err)}`);
       this.hooks.onPhase('failed');
@@ -113,7 +115,12 @@ export class SessionServer implements Disposable {
 
   /** Sends one typed request, starting the server first when needed. */
   async request<M extends RequestMethod>(method: M, params: Requests[M][0]): Promise<Requests[M][1]> {
-    const client = await this.start();
+    let client = await this.start();
+    if (client.state === State.Stopped) {
+      // It crashed and was not restarted: a user action is worth one fresh start.
+      await this.stop();
+      client = await this.start();
+    }
     this.log.debug(`→ ${method} ${JSON.stringify(params)}`);
     try {
       return await client.sendRequest<Requests[M][1]>(method, params);
