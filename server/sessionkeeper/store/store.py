@@ -228,12 +228,17 @@ class Store:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
         rows = self.thread_sessions(thread_id)
         out: list[Rollout] = []
+        stale: list[dict[str, Any]] = []
         for row in reversed(rows):
             path = self.layout.contained(row["path"])
             rollout = read_rollout(path) if full else read_latest(path)
             out.append(rollout)
+            if rollout.meta is not None and rollout.size != row["size"]:
+                stale.append(_refreshed(row, rollout))
             if rollout.from_snapshot and not full:
                 break
+        if stale:  # a writer died before its last index update: catch the cache up
+            self.index_upsert(stale)
         out.reverse()
         return out
 
@@ -274,6 +279,16 @@ class Store:
             return moved
         finally:
             lock.release()
+
+
+def _refreshed(row: dict[str, Any], rollout: Rollout) -> dict[str, Any]:
+    """The index row of a session as its rollout now stands."""
+    last = rollout.records[-1] if rollout.records else rollout.meta
+    status = "damaged" if rollout.damage else "ok"
+    fresh = session_row(rollout.meta, path=Path(row["path"]), archived=bool(row["archived"]),
+                        last=last, size=rollout.size, inode=row.get("inode"), status=status,
+                        summary=row.get("summary"))
+    return fresh
 
 
 def _now_iso() -> str:
