@@ -16,6 +16,7 @@ import orjson
 
 from .. import ids
 from ..errors import InvalidEvent, UnknownThread
+from ..store.layout import ensure_private_dir
 from ..store.repair import quarantine_tail
 from .baseline import BLOCKING_KINDS, current_workspace, verdict_of
 from .replay import Replayed
@@ -164,8 +165,7 @@ def _quarantine(keeper: Any, rollout: Any) -> dict[str, Any]:
 
 def _export(keeper: Any, replayed: Replayed, report: Report) -> str:
     """Write the restored state and the report to exports/ for use elsewhere."""
-    folder = keeper.store.layout.root / "exports"
-    folder.mkdir(mode=0o700, exist_ok=True)
+    folder = ensure_private_dir(keeper.store.layout.root / "exports")
     path = folder / f"{report.thread_id}-{int(time.time())}.json"
     data = {"meta": replayed.meta, "state": replayed.state.snapshot(), "report": report.to_json()}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -29,16 +29,28 @@ def default_root() -> Path:
     return user_data_path("sessionkeeper", appauthor=False)
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) as 0700 and refuse one that others can write or do not own."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.lstat()
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise StoreDamaged(f"{path} is not a directory")
-    if info.st_uid != os.getuid():
-        raise StoreDamaged(f"{path} belongs to another user (uid {info.st_uid})")
-    if info.st_mode & 0o077:
-        os.chmod(path, 0o700)
+def ensure_private_dir(path: Path, *, within: Path | None = None) -> Path:
+    """Create `path` as 0700 (every missing level below `within` too, whatever the umask).
+
+    Refuses a directory that is a symlink, not a directory, or owned by another user.
+    """
+    levels = [path]
+    if within is not None:
+        levels = [p for p in reversed(path.parents) if within in p.parents] + [path]
+    elif not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    for level in levels:
+        try:
+            os.mkdir(level, 0o700)
+        except FileExistsError:
+            pass
+        info = level.lstat()
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise StoreDamaged(f"{level} is not a directory")
+        if info.st_uid != os.getuid():
+            raise StoreDamaged(f"{level} belongs to another user (uid {info.st_uid})")
+        if info.st_mode & 0o777 != 0o700:
+            os.chmod(level, 0o700)
     return path
 
 

@@ -158,7 +158,7 @@ class Store:
         try:
             started = datetime.now(timezone.utc)
             path = self.layout.new_rollout_path(session, started)
-            ensure_private_dir(path.parent)
+            ensure_private_dir(path.parent, within=self.layout.root)
             fsync_dir(path.parent.parent)
             recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
             acks = recorder.append([body], Durability.DURABLE)
@@ -269,7 +269,7 @@ class Store:
                 if bool(row["archived"]) == archived:
                     continue
                 dst = self.layout.archived_path(src) if archived else self.layout.live_path(src)
-                ensure_private_dir(dst.parent)
+                ensure_private_dir(dst.parent, within=self.layout.root)
                 shutil.move(src, dst)
                 fsync_dir(dst.parent)
                 fsync_dir(src.parent)

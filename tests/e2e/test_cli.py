@@ -1,0 +1,121 @@
+"""The `sessionkeeper` CLI run as a real process: commands, JSON output and exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ..conftest import git
+
+
+def run(store: Path, *args: str, stdin: str = "", env: dict | None = None):
+    """Run the CLI against `store`; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "sessionkeeper", *args, "--store", str(store)],
+                          input=stdin, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})})
+
+
+@pytest.fixture
+def thread(store_dir, repo):
+    """A thread started with the CLI and given events through `record` on stdin."""
+    started = run(store_dir, "start", "--workspace", str(repo), "--title", "cli story", "--json")
+    assert started.returncode == 0, started.stderr
+    ids = orjson.loads(started.stdout)
+    events = [{"type": "message", "role": "user", "text": "fix it"},
+              {"type": "todo", "items": [{"id": "1", "text": "a", "status": "done"},
+                                         {"id": "2", "text": "b"}]},
+              {"type": "verifier", "kind": "tests", "passed": 7, "total": 9}]
+    stdin = "\n".join(orjson.dumps(e).decode() for e in events) + "\n"
+    recorded = run(store_dir, "record", "--session", ids["session_id"], stdin=stdin)
+    assert recorded.returncode == 0, recorded.stderr
+    acks = [orjson.loads(line) for line in recorded.stdout.splitlines()]
+    assert [a["seq"] for a in acks] == [3, 4, 5]
+    return ids["thread_id"]
+
+
+def test_check_resume_exit_codes_follow_the_verdict(store_dir, repo, thread):
+    """Fixture: thread (CLI-recorded, branch fix/payment)."""
+    ok = run(store_dir, "--check-resume", thread, "--workspace", str(repo))
+    assert ok.returncode == 0 and "verdict  OK" in ok.stdout
+    git(repo, "checkout", "-q", "main")
+    drift = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert drift.returncode == 10
+    assert orjson.loads(drift.stdout)["differences"][0]["kind"] == "branch"
+    assert run(store_dir, "--check-resume", thread, "--workspace", str(repo),
+               "--allow-drift").returncode == 0
+    blocked = run(store_dir, "--check-resume", "--latest", "--workspace", str(repo / "gone"))
+    assert blocked.returncode == 66  # no thread was recorded for that directory
+
+
+def test_check_resume_blocked_when_the_workspace_is_gone(store_dir, repo, thread, tmp_path):
+    """Fixture: thread; then the repository moved away and a plain directory put in its place."""
+    os.rename(repo, tmp_path / "elsewhere")
+    repo.mkdir()
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert done.returncode == 11
+    assert orjson.loads(done.stdout)["verdict"] == "blocked"
+
+
+def test_github_actions_get_an_annotation(store_dir, repo, thread):
+    """Fixture: thread, branch switched, GITHUB_ACTIONS set."""
+    git(repo, "checkout", "-q", "main")
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo),
+               env={"GITHUB_ACTIONS": "true"})
+    assert "::warning title=Session Keeper resume drift::" in done.stdout
+
+
+def test_check_resume_changes_nothing_on_disk(store_dir, repo, thread):
+    """Fixture: thread; every file of the store compared before and after."""
+    before = {p: p.read_bytes() for p in store_dir.rglob("*.jsonl")}
+    run(store_dir, "--check-resume", thread, "--workspace", str(repo))
+    assert {p: p.read_bytes() for p in store_dir.rglob("*.jsonl")} == before
+
+
+def test_list_show_fork_archive_fsck_reindex(store_dir, repo, thread):
+    """Fixture: thread."""
+    listed = orjson.loads(run(store_dir, "list", "--json").stdout)
+    assert [(t["thread_id"], t["title"]) for t in listed] == [(thread, "cli story")]
+    assert "cli story" in run(store_dir, "list").stdout
+    shown = run(store_dir, "show", thread)
+    assert shown.returncode == 0 and "todos          1/2 done" in shown.stdout
+    forked = orjson.loads(run(store_dir, "fork", thread, "--at", "3", "--json").stdout)
+    assert forked["thread_id"] != thread
+    assert run(store_dir, "archive", thread).returncode == 0
+    assert len(orjson.loads(run(store_dir, "list", "--json").stdout)) == 1
+    assert len(orjson.loads(run(store_dir, "list", "--all", "--json").stdout)) == 2
+    assert run(store_dir, "unarchive", thread).returncode == 0
+    fsck = orjson.loads(run(store_dir, "fsck", "--json").stdout)
+    assert fsck["clean"] is True and fsck["checked"] == 2
+    (store_dir / "state.db").unlink()
+    counts = orjson.loads(run(store_dir, "reindex", "--json").stdout)
+    assert counts == {"sessions": 2, "threads": 2, "unindexable": 0}
+
+
+def test_bad_input_gets_a_typed_error_and_its_exit_code(store_dir, repo, thread):
+    """Fixture: thread."""
+    bad_id = run(store_dir, "show", "../../etc/passwd")
+    assert bad_id.returncode == 64 and "invalid_id" in bad_id.stderr
+    unknown = run(store_dir, "show", "00000000-0000-4000-8000-000000000000")
+    assert unknown.returncode == 66 and "unknown_thread" in unknown.stderr
+    sessions = list(store_dir.rglob("rollout-*.jsonl"))
+    before = {p: p.read_bytes() for p in sessions}
+    session_id = sessions[0].name[-42:-6]
+    bad_event = run(store_dir, "record", "--session", session_id, stdin='{"type":"nope"}\nnot json\n')
+    assert bad_event.returncode == 65
+    assert [orjson.loads(x)["error"] for x in bad_event.stdout.splitlines()] == [
+        "invalid_event", "invalid_event"]
+    after = sessions[0].read_bytes()
+    assert after.startswith(before[sessions[0]])  # nothing lost; only a closing snapshot added
+
+
+def test_schema_is_the_json_schema_of_a_rollout_line(store_dir):
+    """Fixture: an empty store."""
+    schema = orjson.loads(run(store_dir, "schema").stdout)
+    kinds = set(schema["discriminator"]["mapping"])
+    assert {"session_meta", "lifecycle", "message", "operation", "todo", "verifier",
+            "file_change", "cost", "permissions", "model", "compacted", "snapshot"} <= kinds
