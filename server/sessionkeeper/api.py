@@ -16,7 +16,13 @@ from typing import Any
 
 from . import ids
 from .events import (
-    ClientInfo, Durability, ForkedFrom, GitBaseline, Lifecycle, Permissions, SessionMeta, Source,
+    ClientInfo,
+    Durability,
+    ForkedFrom,
+    Lifecycle,
+    Permissions,
+    SessionMeta,
+    Source,
     event_body,
 )
 from .session import Session

@@ -34,13 +34,15 @@ def _keeper(args: argparse.Namespace) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", help="store directory (default: $SESSIONKEEPER_HOME or the per-user data dir)")
+    common.add_argument("--store",
+                        help="store directory (default: $SESSIONKEEPER_HOME or the per-user data dir)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
     parser = argparse.ArgumentParser(prog="sessionkeeper", parents=[common],
                                      description="Session recovery for editor AI agents.")
     parser.add_argument("--check-resume", nargs="?", const="", metavar="THREAD",
                         help="check whether THREAD (or --latest) would resume here; changes nothing")
-    parser.add_argument("--latest", action="store_true", help="with --check-resume: the workspace's newest thread")
+    parser.add_argument("--latest", action="store_true",
+                        help="with --check-resume: the workspace's newest thread")
     parser.add_argument("--workspace", default=None, help="with --check-resume: the workspace (default: cwd)")
     parser.add_argument("--allow-drift", action="store_true", help="with --check-resume: exit 0 on drift")
     sub = parser.add_subparsers(dest="command")

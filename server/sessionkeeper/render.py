@@ -22,8 +22,8 @@ def paint(text: str, style: str, *, on: bool) -> str:
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
     """An aligned plain-text table."""
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 

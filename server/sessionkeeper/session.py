@@ -101,7 +101,7 @@ class Session:
         return Ack(entry["seq"], Durability.WRITTEN, duplicate=True)
 
     def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
-        for body, ack in zip(bodies, acks):
+        for body, ack in zip(bodies, acks, strict=True):
             record = orjson.loads(body)
             record["seq"] = ack.seq
             self.state.apply(record)

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -88,9 +89,10 @@ def test_fsck_finds_and_repairs_every_kind_of_divergence(store_dir, repo, tmp_pa
     db.commit()
     db.close()
     os.remove(sessions[1].path)
-    data = open(sessions[2].path, "rb").read()
+    path = Path(sessions[2].path)
+    data = path.read_bytes()
     cut = data.rstrip(b"\n").rfind(b"\n") + 1
-    open(sessions[2].path, "wb").write(data[:cut])
+    path.write_bytes(data[:cut])
     report = Keeper(store_dir).fsck()
     assert report.missing_rows == [sessions[0].session_id]
     assert report.dangling_rows == [sessions[1].session_id]

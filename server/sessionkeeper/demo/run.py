@@ -43,19 +43,22 @@ class Story:
 
 def _run_agent(store: Path, repo: Path, story: Story) -> dict[str, Any]:
     """Start the scripted agent, follow its steps, kill -9 it inside its tool call."""
-    child = subprocess.Popen([sys.executable, "-m", "sessionkeeper.demo.agent", str(store), str(repo)],
-                             stdout=subprocess.PIPE, text=True)
+    command = [sys.executable, "-m", "sessionkeeper.demo.agent", str(store), str(repo)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     seen: dict[str, Any] = {}
     for line in child.stdout:  # type: ignore[union-attr]
         event = orjson.loads(line)
         seen[event["step"]] = event
         if event["step"] == "started":
-            story.say(f"   session {event['session_id']} of thread {event['thread_id']} (pid {event['pid']})")
-            story.say("   recorded: user message · permissions on-request / workspace-write / coding · model gpt-5")
+            story.say(f"   session {event['session_id']} of thread {event['thread_id']} "
+                      f"(pid {event['pid']})")
+            story.say("   recorded: user message · permissions on-request / workspace-write / "
+                      "coding · model gpt-5")
         elif event["step"] == "edited":
             story.say(f"   agent edited {', '.join(event['files'])} · todos 1/3 done · cost per turn")
         elif event["step"] == "tested":
-            story.say(f"   ran the tests for real: {event['passed']}/{event['total']} passed (verifier checkpoint)")
+            story.say(f"   ran the tests for real: {event['passed']}/{event['total']} passed "
+                      "(verifier checkpoint)")
         elif event["step"] == "operation_started":
             story.say(f"   tool call {event['operation_id']} (./deploy.sh staging) recorded as started ...")
             break
@@ -87,7 +90,8 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
 
     story.section(1, "A project on branch fix/payment")
     create(repo)
-    story.say(f"   {repo}: payment.py, test_payment.py (a rounding bug); fix/payment is 1 commit ahead of main")
+    story.say(f"   {repo}: payment.py, test_payment.py (a rounding bug); "
+              "fix/payment is 1 commit ahead of main")
     story.note(repo=str(repo), store=str(store), scratch=str(scratch))
 
     story.section(2, "An agent session, recorded by a separate process")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -40,10 +41,8 @@ def ensure_private_dir(path: Path, *, within: Path | None = None) -> Path:
     elif not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     for level in levels:
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(level, 0o700)
-        except FileExistsError:
-            pass
         info = level.lstat()
         if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
             raise StoreDamaged(f"{level} is not a directory")

@@ -64,7 +64,7 @@ class Rollout:
     meta: Record | None = None
     records: list[Record] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
-    duplicates: list[dict[str, Any]] = field(default_factory=list)  # re-delivered records: line, seq, type, operation_id
+    duplicates: list[dict[str, Any]] = field(default_factory=list)  # re-delivered: line, seq, type, op id
     tail: Tail | None = None
     size: int = 0
     schema_version: int | None = None

@@ -19,7 +19,7 @@ Record = dict[str, Any]
 class Difference:
     """One way the current workspace differs from what was recorded (drift or block)."""
 
-    kind: str  # cwd_missing, other_repository, relocated, branch, head, file_changed, file_missing, permissions, model
+    kind: str  # cwd_missing other_repository relocated branch head file_changed file_missing permissions …
     recorded: Any = None
     current: Any = None
     detail: str = ""
@@ -49,7 +49,7 @@ class Workspace:
     exists: bool
     baseline: Any  # events.GitBaseline captured now, or None outside git / when the cwd is missing
     file_hash: Callable[[str], str | None]  # workspace-relative path -> sha256 hex, None if missing
-    requested: Mapping[str, Any]  # what the resuming client asks for now: {"permissions": {...}, "model": "..."}
+    requested: Mapping[str, Any]  # what the resuming client asks for: {"permissions": {...}, "model": "..."}
 
 
 class Subsystem:
