@@ -71,19 +71,22 @@ class Keeper:
         self.transition(session, "startup", "new thread")
         return session
 
-    def _open(self, meta: SessionMeta, *, first_seq: int, state: Any) -> Session:
+    def _open(self, meta: SessionMeta, *, first_seq: int, state: Any, lock: Any = None) -> Session:
         from .recovery.state import SessionState
 
         record = meta.model_dump(mode="json", exclude_none=True)
         writer = self.store.create(record, event_body(meta), first_seq=first_seq,
-                                   durability=self.durability)
+                                   durability=self.durability, lock=lock)
         state = state if state is not None else SessionState()
         state.apply(writer.meta)
         return Session(self, writer, state)
 
     def continue_thread(self, replayed: Any, *, workspace: str, source: Source, reason: str,
-                        decision: str | None = None, fork: bool = False) -> Session:
-        """Open a new session continuing (or forking) a replayed thread; writes meta + snapshot."""
+                        decision: str | None = None, fork: bool = False, lock: Any = None) -> Session:
+        """Open a new session continuing (or forking) a replayed thread; writes meta + snapshot.
+
+        `lock`: the thread's writer lock when the caller already holds it (it passes to the session).
+        """
         from .recovery.baseline import capture
 
         previous = replayed.meta
@@ -100,7 +103,8 @@ class Keeper:
             permissions=Permissions.model_validate(permissions, strict=False),
             model=model.get("effective"), title=self.summary_of(replayed.state, previous)["title"],
         )
-        session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state)
+        session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
+                             lock=lock)
         self.transition(session, source, reason, decision=decision)
         session.snapshot()
         return session

@@ -42,12 +42,12 @@ SEED = int(os.environ.get("SK_KILL9_SEED", random.SystemRandom().randrange(2**32
 class Child:
     """A writer process and an unbuffered line reader on its stdout."""
 
-    def __init__(self, store: Path, workspace: Path, seed: int, log: Path) -> None:
+    def __init__(self, store: Path, workspace: Path, seed: int, log: Path, mode: str) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SERVER), env.get("PYTHONPATH")) if p)
         self.stderr = log.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, str(WRITER), str(store), str(workspace), str(seed)],
+            [sys.executable, str(WRITER), str(store), str(workspace), str(seed), mode],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         self.fd = self.proc.stdout.fileno()
         self.buf = b""
@@ -107,10 +107,15 @@ def workspace(tmp_path_factory) -> Path:
     return root
 
 
+LOOKAHEAD = 2  # children started ahead of their trial
+MODES = ("api", "writer")  # see kill9_writer.py: full API path / the store's writer directly
+
+
 def _start(tmp: Path, n: int, workspace: Path, seed: int) -> tuple[Child, Path]:
     trial = tmp / f"trial-{n:03d}"
     trial.mkdir()
-    return Child(trial / "store", workspace, seed, trial / "stderr.log"), trial / "store"
+    child = Child(trial / "store", workspace, seed, trial / "stderr.log", MODES[n % 2])
+    return child, trial / "store"
 
 
 def _ready(child: Child) -> tuple[str, Path, int]:
@@ -168,16 +173,17 @@ def _check_trial(store: Path, workspace: Path, thread: Path, path: Path, acked: 
 
 
 def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path, workspace):
-    """K1: TRIALS real SIGKILLs at random moments of a mixed written/durable workload."""
+    """K1: TRIALS real SIGKILLs at random moments; half through the API, half the bare writer."""
     rng = random.Random(SEED)
     started = time.monotonic()
-    torn = acked_total = 0
+    torn = dict.fromkeys(MODES, 0)
+    acked_total = 0
     seeds = [rng.randrange(2**32) for _ in range(TRIALS)]
-    # the next child is spawned while this trial is checked, so its start-up overlaps
-    pending = _start(tmp_path, 0, workspace, seeds[0])
-    for n in range(TRIALS):
-        child, store = pending
-        try:
+    # children start (imports, git baseline) ahead of their trial, overlapping the checks
+    pending = [_start(tmp_path, n, workspace, seeds[n]) for n in range(min(LOOKAHEAD, TRIALS))]
+    try:
+        for n in range(TRIALS):
+            child, store = pending.pop(0)
             thread, path, _ = _ready(child)
             child.go()
             first = child.readline(timeout=30)
@@ -185,19 +191,23 @@ def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path,
             delay = rng.uniform(0.005, 0.060)
             time.sleep(delay)
             code = child.kill()
-            if n + 1 < TRIALS:
-                pending = _start(tmp_path, n + 1, workspace, seeds[n + 1])
+            if n + LOOKAHEAD < TRIALS:
+                pending.append(_start(tmp_path, n + LOOKAHEAD, workspace, seeds[n + LOOKAHEAD]))
             acked = _acks([first, *child.rest()])
-            why = (f"trial {n} (SK_KILL9_SEED={SEED}, child seed {seeds[n]}, kill after "
-                   f"{delay * 1e3:.1f} ms, {len(acked)} acks)")
+            why = (f"trial {n} ({MODES[n % 2]}; SK_KILL9_SEED={SEED}, child seed {seeds[n]}, "
+                   f"kill after {delay * 1e3:.1f} ms, {len(acked)} acks)")
             assert code == -signal.SIGKILL, f"{why}: writer exited {code}:\n{child.errors()}"
-            torn += _check_trial(store, workspace, thread, path, acked, why)
+            child.close()
+            torn[MODES[n % 2]] += _check_trial(store, workspace, thread, path, acked, why)
             acked_total += len(acked)
-        finally:
+    finally:
+        for child, _store in pending:
             child.close()
     elapsed = time.monotonic() - started
-    print(f"\nkill -9: {TRIALS} trials, {torn} torn tails (all quarantined), {acked_total} acked "
-          f"events, none lost; {elapsed:.1f} s; SK_KILL9_SEED={SEED}")
+    per_mode = ", ".join(f"{m} {c}/{(TRIALS + 1 - i) // 2}" for i, (m, c) in enumerate(torn.items()))
+    print(f"\nkill -9: {TRIALS} trials, {sum(torn.values())} torn tails ({per_mode}),"
+          f" all quarantined; {acked_total} acked events, none lost; {elapsed:.1f} s; "
+          f"SK_KILL9_SEED={SEED}")
 
 
 def test_writer_lock_dies_with_its_holder(tmp_path, workspace):

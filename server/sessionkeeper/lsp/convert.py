@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 from typing import Any, Literal
 
 import orjson
@@ -18,6 +19,7 @@ from ..errors import InvalidId, SessionKeeperError
 
 INVALID_PARAMS = -32602
 TIMELINE_LIMIT = 200
+RESERVED_TYPES = frozenset({"session_meta", "snapshot", "lifecycle"})  # not via session/record
 TIMELINE_TYPES = frozenset({"session_meta", "lifecycle", "operation", "verifier", "todo",
                             "compacted", "title", "file_change", "model", "permissions"})
 
@@ -202,10 +204,8 @@ def session_summary(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: row.get(k) for k in keys}
     out["archived"] = bool(row.get("archived"))
     if isinstance(out["forked_from"], str):
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):
             out["forked_from"] = orjson.loads(out["forked_from"])
-        except orjson.JSONDecodeError:
-            pass
     return out
 
 

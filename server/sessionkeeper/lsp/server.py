@@ -24,7 +24,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
-    JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter,
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
 )
 
 from .. import __version__
@@ -66,7 +69,9 @@ class SessionKeeperServer(LanguageServer):
     """The language server and its state: one store, at most one current (writable) session."""
 
     def __init__(self, *, store: str | None = None) -> None:
-        super().__init__("sessionkeeper", __version__, converter_factory=raw_json_converter)
+        # Documents: open/close only (which files are the user's); their edits are not needed.
+        super().__init__("sessionkeeper", __version__, types.TextDocumentSyncKind.None_,
+                         converter_factory=raw_json_converter)
         self.store_path = store
         self.workspace_root: str | None = None
         self.options: dict[str, Any] = {}
@@ -157,14 +162,16 @@ class SessionKeeperServer(LanguageServer):
 
     # ---- asking the user ----------------------------------------------------------------------
 
+    def client_window(self) -> types.WindowClientCapabilities | None:
+        """The client's window capabilities (None before initialize or when it declares none)."""
+        capabilities = getattr(self.protocol, "client_capabilities", None)
+        return capabilities.window if capabilities is not None else None
+
     def can_ask(self) -> bool:
         """True if the client handles window/showMessageRequest and asking is not turned off."""
         if self.options.get("askOnDrift") is False:
             return False
-        try:
-            window = self.client_capabilities.window
-        except Exception:  # noqa: BLE001 - not initialized yet
-            return False
+        window = self.client_window()
         return window is not None and window.show_message is not None
 
     async def ask_drift(self, report: Any) -> str | None:
@@ -276,8 +283,13 @@ def create_server(*, store: str | None = None) -> SessionKeeperServer:
 
 
 def _setup_logging(level: str) -> None:
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level.upper(), logging.WARNING),
+    """Log to stderr only; pygls (which logs whole payloads at INFO) only at DEBUG or above WARNING."""
+    value = getattr(logging, level.upper(), None)
+    value = value if isinstance(value, int) else logging.WARNING
+    logging.basicConfig(stream=sys.stderr, level=value,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(value if value <= logging.DEBUG else
+                                        max(value, logging.WARNING))
     for name in ("pygls", "pygls.protocol.json_rpc"):
         logging.getLogger(name).addFilter(_DomainErrorFilter())
 
@@ -308,4 +320,8 @@ def serve(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1:]))
+    # `python -m sessionkeeper.lsp.server`: run the canonical module, not this `__main__` copy,
+    # so handlers and server share one set of classes.
+    from sessionkeeper.lsp.server import serve as _serve
+
+    sys.exit(_serve(sys.argv[1:]))

@@ -118,16 +118,24 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
     report = build_report(keeper, replayed, thread_id=thread, workspace=workspace,
                           requested=requested)
     report.decision = decision
-    report.quarantined = [_quarantine(keeper, r) for r in replayed.rollouts if r.tail is not None]
-    if decision == "export":
-        report.export_path = _export(keeper, replayed, report)
-        return report, None
-    action = _action(report.verdict, decision)
-    if action is None:
-        return report, None
-    session = keeper.continue_thread(
-        replayed, workspace=workspace, source="fork" if action == "fork" else "resume",
-        reason=_reason(report), decision=decision or "ok", fork=action == "fork")
+    lock = keeper.store.lock_thread(thread, purpose="resume it")
+    try:  # under the writer lock: no other process can be mid-write on this thread
+        report.quarantined = [_quarantine(keeper, r) for r in replayed.rollouts if r.tail]
+        if decision == "export":
+            report.export_path = _export(keeper, replayed, report)
+            return report, None
+        action = _action(report.verdict, decision)
+        if action is None:
+            return report, None
+        session = keeper.continue_thread(
+            replayed, workspace=workspace, source="fork" if action == "fork" else "resume",
+            reason=_reason(report), decision=decision or "ok", fork=action == "fork",
+            lock=None if action == "fork" else lock)
+        if action != "fork":
+            lock = None  # now held by the new session's writer
+    finally:
+        if lock is not None:
+            lock.release()
     run = getattr(session, "hook_run", None)
     if run is not None:
         report.hook_failures = run.failures
@@ -158,7 +166,7 @@ def _reason(report: Report) -> str:
 
 
 def _quarantine(keeper: Any, rollout: Any) -> dict[str, Any]:
-    done = quarantine_tail(keeper.store, rollout)
+    done = quarantine_tail(keeper.store, rollout, locked=True)
     return {"session_id": done.session_id, "path": done.path, "offset": done.offset,
             "bytes": done.bytes, "reason": done.reason, "action": "quarantined"}
 

@@ -24,23 +24,17 @@ class Quarantined:
     reason: str
 
 
-def quarantine_tail(store: Any, rollout: Rollout) -> Quarantined | None:
+def quarantine_tail(store: Any, rollout: Rollout, *, locked: bool = False) -> Quarantined | None:
     """Move a rollout's torn tail into quarantine/ and cut the file back to its complete prefix.
 
-    Refuses (ThreadBusy) while a writer holds the thread: its last line may just be in flight.
+    Needs the thread's writer lock (taken here unless the caller holds it: `locked`); while
+    another writer holds it this raises ThreadBusy, since its last line may be in flight.
     """
-    from filelock import FileLock, Timeout
-
     if rollout.tail is None or rollout.path is None or rollout.meta is None:
         return None
     name = parse_rollout_name(rollout.path.name)
     session = name.session_id if name else "unknown"
-    lock = FileLock(store.layout.lock_path(rollout.meta["thread_id"]), mode=0o600,
-                    thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise ThreadBusy("thread is open for writing; its tail may be in flight") from None
+    lock = None if locked else store.lock_thread(rollout.meta["thread_id"], purpose="cut its tail")
     try:
         path = store.layout.contained(rollout.path)
         tail = rollout.tail
@@ -60,7 +54,8 @@ def quarantine_tail(store: Any, rollout: Rollout) -> Quarantined | None:
         finally:
             os.close(fd)
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
     return Quarantined(session, str(target), tail.offset, len(data), tail.reason)
 
 

@@ -132,7 +132,7 @@ class Store:
                 rows.append(row)
             else:
                 skipped += 1
-            if progress and (number % 500 == 0 or number == len(found)):
+            if progress and (number % 50 == 0 or number == len(found)):
                 progress(number, len(found))
         index_mod.build(self.layout.index_path, rows)
         return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
@@ -140,21 +140,28 @@ class Store:
 
     # ---- writing ------------------------------------------------------------------------------
 
-    def create(self, meta: dict[str, Any], body: bytes, *, first_seq: int = 0,
-               durability: Durability = Durability.WRITTEN) -> SessionWriter:
-        """Start a session file for `meta` at `first_seq` (thread lock taken, meta fsynced).
-
-        seq is thread-wide: a resumed or forked session continues after the seq it starts from.
-        """
+    def lock_thread(self, thread_id: str, *, purpose: str = "open for writing") -> Any:
+        """Take a thread's writer lock now or raise ThreadBusy; the caller releases it."""
         from filelock import FileLock, Timeout
 
-        thread = ids.thread_id(meta["thread_id"])
-        session = ids.session_id(meta["session_id"])
+        thread = ids.thread_id(thread_id)
         lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            raise ThreadBusy(f"thread {thread} is open for writing in another process") from None
+            raise ThreadBusy(f"thread {thread} is open for writing in another process; "
+                             f"cannot {purpose}") from None
+        return lock
+
+    def create(self, meta: dict[str, Any], body: bytes, *, first_seq: int = 0,
+               durability: Durability = Durability.WRITTEN, lock: Any = None) -> SessionWriter:
+        """Start a session file for `meta` at `first_seq` (thread lock taken, meta fsynced).
+
+        seq is thread-wide: a resumed or forked session continues after the seq it starts from.
+        A `lock` already taken with lock_thread() passes to the writer.
+        """
+        session = ids.session_id(meta["session_id"])
+        lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
         try:
             started = datetime.now(timezone.utc)
             path = self.layout.new_rollout_path(session, started)
@@ -176,26 +183,22 @@ class Store:
 
         A torn tail is quarantined first so new records never follow a partial line.
         """
-        from filelock import FileLock, Timeout
-
         from .repair import quarantine_tail
 
         path = self.session_path(session_id)
-        rollout = read_rollout(path)
-        if rollout.meta is None or rollout.status.value not in ("ok", "damaged"):
-            raise StoreDamaged(f"session {session_id} cannot be appended to ({rollout.status.value})")
-        thread = rollout.meta["thread_id"]
-        newest = self.thread_sessions(thread)[-1]["session_id"]
-        if newest != rollout.meta["session_id"]:
-            raise SessionReadOnly(f"session {session_id} was resumed by {newest}; record there")
-        if rollout.tail is not None:
-            quarantine_tail(self, rollout)
-        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise ThreadBusy(f"thread {thread} is open for writing in another process") from None
-        try:
+        row = self.index().session(ids.session_id(session_id))
+        thread = row["thread_id"] if row else ids.thread_id("")
+        lock = self.lock_thread(thread, purpose="record")
+        try:  # read under the lock: nothing can be in flight now
+            rollout = read_rollout(path)
+            if rollout.meta is None or rollout.status.value not in ("ok", "damaged"):
+                raise StoreDamaged(f"session {session_id} cannot be appended to "
+                                   f"({rollout.status.value})")
+            newest = self.thread_sessions(thread)[-1]["session_id"]
+            if newest != rollout.meta["session_id"]:
+                raise SessionReadOnly(f"session {session_id} was resumed by {newest}; record there")
+            if rollout.tail is not None:
+                quarantine_tail(self, rollout, locked=True)
             recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
                                 size=rollout.good_size, durability=durability)
         except BaseException:
@@ -254,14 +257,8 @@ class Store:
 
     def set_archived(self, thread_id: str, archived: bool) -> int:
         """Move a thread's rollouts to archived_sessions/ (or back); returns files moved."""
-        from filelock import FileLock, Timeout
-
         thread = ids.thread_id(thread_id)
-        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise ThreadBusy(f"thread {thread} is open for writing; close it first") from None
+        lock = self.lock_thread(thread, purpose="archive it")
         try:
             rows, moved = self.thread_sessions(thread), 0
             for row in rows:

@@ -1,0 +1,148 @@
+"""Workspace watching: files changed between agent turns become `file_change` events.
+
+A Watcher runs watchfiles in one daemon thread for one workspace root. It is started when a
+session becomes current (never at start-up) and imports watchfiles only then.
+
+Bursts are coalesced: watchfiles batches changes until the tree has been quiet for `step_ms`
+(at most `debounce_ms`); the batch then waits `settle_s` more, so that an agent's own report of
+the same write (session/record) lands first; a path changed several times in a batch is hashed
+once, in its final state.
+
+What is recorded (`file_change_events`): a path whose content hash differs from the last version
+the session recorded (by anyone); `before_hash` is that last version's hash, `after_hash` the
+sha256 now (absent when the file is gone). Never recorded: content equal to the last recorded
+version (so an edit the agent reported itself is not recorded again), a file the session never saw
+that is gone again, directories, paths escaping the root, and everything ignored (`.git/`, the
+store, `node_modules`, `__pycache__`, `build`, `dist`, virtualenvs and tool caches).
+
+Authors are chosen by the server (`SessionKeeperServer._author_of`): deletions are `external`;
+other changes are `user`, except that when the editor syncs documents (it sent didOpen) a file
+not open in the editor is `external`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("sessionkeeper.lsp.watch")
+
+IGNORED_DIRS = (
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", "build", "dist", ".venv", "venv",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".idea",
+    ".eggs", ".cache",
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path's state after a batch: workspace-relative POSIX path and its hash now."""
+
+    path: str
+    after_hash: str | None  # None: gone (or not a regular file)
+    deleted: bool
+
+
+def file_change_events(changes: Iterable[Change], *,
+                       last: Callable[[str], dict[str, Any] | None],
+                       author_of: Callable[[Change], str]) -> list[dict[str, Any]]:
+    """The `file_change` events worth recording for `changes`, given each path's last version."""
+    events: list[dict[str, Any]] = []
+    for change in changes:
+        previous = last(change.path)
+        if previous is None and change.after_hash is None:
+            continue  # never seen by the session and not there now
+        if previous is not None and previous.get("hash") == change.after_hash:
+            continue  # already the recorded version (the agent's own edit, or no real change)
+        event: dict[str, Any] = {"type": "file_change", "path": change.path,
+                                 "author": author_of(change)}
+        if previous is not None and previous.get("hash"):
+            event["before_hash"] = previous["hash"]
+        if change.after_hash is not None:
+            event["after_hash"] = change.after_hash
+        events.append(event)
+    return events
+
+
+def hash_changes(root: str, paths: Iterable[tuple[str, bool]]) -> list[Change]:
+    """Hash each changed absolute path under `root`; (path, reported_deleted) pairs in."""
+    from ..recovery.baseline import PathEscapesRoot, file_hash
+
+    out: list[Change] = []
+    for path, reported_deleted in paths:
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        if rel.startswith("../") or rel == "..":
+            continue
+        try:
+            digest = file_hash(root, rel)
+        except (PathEscapesRoot, OSError):
+            continue
+        if digest is None and os.path.isdir(path):
+            continue
+        out.append(Change(rel, digest, deleted=digest is None and (reported_deleted
+                                                                  or not os.path.exists(path))))
+    return out
+
+
+class Watcher:
+    """Watches one workspace root in a daemon thread and hands over coalesced batches."""
+
+    def __init__(self, root: str, *, on_changes: Callable[[list[Change]], Any],
+                 ignore: Iterable[str] = (), debounce_ms: int = 400, step_ms: int = 50,
+                 settle_s: float = 0.25) -> None:
+        self.root = root
+        self.on_changes = on_changes
+        self.ignore = [os.path.realpath(p) for p in ignore]
+        self.debounce_ms = debounce_ms
+        self.step_ms = step_ms
+        self.settle_s = settle_s
+        self.ready = threading.Event()  # set once the OS watch is in place
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start watching in the background."""
+        self._thread = threading.Thread(target=self._run, name="sessionkeeper-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop watching and wait (briefly) for the thread to end."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _filter(self) -> Any:
+        from watchfiles import DefaultFilter
+
+        return DefaultFilter(ignore_dirs=IGNORED_DIRS, ignore_paths=self.ignore)
+
+    def _run(self) -> None:
+        try:
+            from watchfiles import Change as Kind
+            from watchfiles import watch
+
+            batches = watch(self.root, watch_filter=self._filter(), debounce=self.debounce_ms,
+                            step=self.step_ms, stop_event=self._stop, raise_interrupt=False,
+                            ignore_permission_denied=True, yield_on_timeout=True,
+                            rust_timeout=1000)
+            for batch in batches:
+                self.ready.set()
+                if self._stop.is_set():
+                    break
+                if not batch:
+                    continue
+                latest: dict[str, bool] = {}
+                for kind, path in batch:
+                    latest[path] = kind == Kind.deleted
+                self._stop.wait(self.settle_s)
+                changes = hash_changes(self.root, sorted(latest.items()))
+                if changes and not self._stop.is_set():
+                    self.on_changes(changes)
+        except Exception:  # noqa: BLE001 - a dead watcher must not take the server with it
+            log.exception("watching %s stopped", self.root)
+        finally:
+            self.ready.set()
