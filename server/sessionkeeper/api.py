@@ -37,12 +37,12 @@ class Keeper:
     """One store, its hooks and its defaults; creates and resumes sessions."""
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
-                 redact: bool = True, snapshot_every: int = 1000,
+                 redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
                  client: ClientInfo | None = None, hooks: Any = None) -> None:
         self._root = store
         self.durability = Durability(durability)
         self.redact = redact
-        self.snapshot_every = snapshot_every
+        self.snapshot_min_bytes = snapshot_min_bytes
         self.client = client or ClientInfo(name="sessionkeeper-python")
         from .recovery.lifecycle import HookRegistry
 
@@ -113,13 +113,15 @@ class Keeper:
         """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
         from .recovery.replay import replay
 
-        writer, rollout = self.store.reopen(session_id, durability=self.durability)
+        writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
             replayed = replay(self.store.read_thread(writer.thread_id))
         except BaseException:
             writer.close()
             raise
-        return Session(self, writer, replayed.state)
+        session = Session(self, writer, replayed.state)
+        session.carry_snapshot_budget(replayed.latest)
+        return session
 
     # ---- lifecycle --------------------------------------------------------------------------
 

@@ -41,7 +41,8 @@ class Session:
         self.keeper = keeper
         self.writer = writer
         self.state = state
-        self._since_snapshot = 0
+        self._since_snapshot = 0  # bytes appended since the last snapshot
+        self._snapshot_bytes = 0  # size of the last snapshot
 
     @property
     def thread_id(self) -> str:
@@ -105,8 +106,8 @@ class Session:
             record = orjson.loads(body)
             record["seq"] = ack.seq
             self.state.apply(record)
-        self._since_snapshot += len(bodies)
-        if self._since_snapshot >= self.keeper.snapshot_every:
+        self._since_snapshot += sum(map(len, bodies))
+        if self._since_snapshot >= max(2 * self._snapshot_bytes, self.keeper.snapshot_min_bytes):
             self.snapshot()
 
     # ---- operations: record before the side effect, reuse after ----------------------------------
@@ -145,15 +146,26 @@ class Session:
     # ---- lifecycle ----------------------------------------------------------------------------
 
     def snapshot(self) -> Ack:
-        """Write the folded state of every subsystem, so the next read starts here."""
+        """Write the folded state of every subsystem, so the next read starts here.
+
+        Automatic snapshots come only after twice as many bytes as the previous snapshot held:
+        with a bounded state (compacted context) snapshots add at most half the events' bytes, and
+        even an ever-growing context costs at most 1.5x more, never a quadratic blow-up.
+        """
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
         self.writer.summary = state["summary"]
-        ack = self.writer.append(
-            [event_body({"type": "snapshot", "through_seq": self.writer.last_seq,
-                         "state": state})], reindex=True)[0]
+        body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state})
+        self._snapshot_bytes = len(body)
+        ack = self.writer.append([body], reindex=True)[0]
         self.state.through_seq = ack.seq
         return ack
+
+    def carry_snapshot_budget(self, rollout: Any) -> None:
+        """Continue the snapshot policy of a re-attached session from what its rollout holds."""
+        if rollout.from_snapshot and rollout.records:
+            self._snapshot_bytes = len(orjson.dumps(rollout.records[0]))
+            self._since_snapshot = sum(len(orjson.dumps(r)) for r in rollout.records[1:])
 
     def clear(self, reason: str = "") -> Ack:
         """Drop the conversation context; cost, model, permissions and the file stay."""
@@ -170,9 +182,12 @@ class Session:
         return self.keeper.summary_of(self.state, self.writer.meta)
 
     def close(self) -> None:
-        """Write a final snapshot, flush, fsync and release the thread."""
+        """Snapshot (when enough was written since the last one), flush, fsync, release the thread."""
         if self.writer.recorder.read_only_reason is None:
-            self.snapshot()
+            if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
+                self.snapshot()
+            else:
+                self.writer.summary = self.summary()
         self.writer.close()
 
     def __enter__(self) -> Session:
