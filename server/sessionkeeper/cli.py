@@ -32,12 +32,20 @@ def _keeper(args: argparse.Namespace) -> Any:
     return Keeper(args.store, durability=getattr(args, "durability", "written"))
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(*, top: bool) -> argparse.ArgumentParser:
+    """--store and --json, accepted before and after the subcommand (a subcommand's unset
+    option must not overwrite the top level's, hence SUPPRESS there)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store",
+    unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    common.add_argument("--store", **unset,
                         help="store directory (default: $SESSIONKEEPER_HOME or the per-user data dir)")
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    parser = argparse.ArgumentParser(prog="sessionkeeper", parents=[common],
+    common.add_argument("--json", action="store_true", **unset, help="machine-readable output")
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(top=False)
+    parser = argparse.ArgumentParser(prog="sessionkeeper", parents=[_common(top=True)],
                                      description="Session recovery for editor AI agents.")
     parser.add_argument("--check-resume", nargs="?", const="", metavar="THREAD",
                         help="check whether THREAD (or --latest) would resume here; changes nothing")

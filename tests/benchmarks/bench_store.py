@@ -83,9 +83,10 @@ def message_bodies(n: int, seed: int = 1, size: int = 500) -> list[bytes]:
     return out
 
 
-def now_ts() -> str:
+def now_ts() -> bytes:
     t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+    return stamp.encode()
 
 
 def meta_body(thread: str, session: str, cwd: str) -> bytes:
@@ -430,7 +431,8 @@ def make_store(root: Path, n: int) -> None:
         if day not in made:
             day.mkdir(parents=True, exist_ok=True, mode=0o700)
             made.add(day)
-        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+        ts = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+              + f".{int(t * 1000) % 1000:03d}Z").encode()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f"{int(t * 1000) % 1000:03d}Z"
         sid, tid = str(uuid.UUID(int=rng.getrandbits(128), version=4)), str(
             uuid.UUID(int=rng.getrandbits(128), version=4))

@@ -119,3 +119,16 @@ def test_schema_is_the_json_schema_of_a_rollout_line(store_dir):
     kinds = set(schema["discriminator"]["mapping"])
     assert {"session_meta", "lifecycle", "message", "operation", "todo", "verifier",
             "file_change", "cost", "permissions", "model", "compacted", "snapshot"} <= kinds
+
+
+def test_store_option_works_before_and_after_the_subcommand(tmp_path, repo):
+    """Fixture: two empty stores; --store given before, then after, `start`."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    env = {**os.environ, "SESSIONKEEPER_HOME": str(tmp_path / "default")}
+    for args in (["--store", str(before), "start", "--workspace", str(repo)],
+                 ["start", "--workspace", str(repo), "--store", str(after), "--json"]):
+        done = subprocess.run([sys.executable, "-m", "sessionkeeper", *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    assert list(before.rglob("rollout-*.jsonl")) and list(after.rglob("rollout-*.jsonl"))
+    assert not (tmp_path / "default").exists()

@@ -1,7 +1,7 @@
-"""One rollout line: the JSON record with a CRC32 of its body appended as the last field.
+"""One rollout line: the JSON record with a CRC32 appended as its last field.
 
-`{"seq":7,"ts":"…","type":"message",…,"crc":"1a2b3c4d"}\n` — the CRC covers the line with the
-`,"crc":"…"` field removed, so damage that still parses is caught without re-serializing.
+`{"seq":7,"ts":"…","type":"message",…,"crc":"1a2b3c4d"}\n` — the CRC covers every byte before
+`,"crc":"`, so damage that still parses is caught without re-serializing anything.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ _CRC_FIELD = b',"crc":"'
 _SUFFIX_LEN = len(_CRC_FIELD) + 8 + 2  # ,"crc":"xxxxxxxx"}
 
 
-def frame(seq: int, ts: str, body: bytes) -> bytes:
-    """Build one line from an event body (`{"type":…}`) and its envelope."""
-    head = b'{"seq":%d,"ts":"%s",' % (seq, ts.encode())
-    core = head + body[1:] if len(body) > 2 else head[:-1] + b"}"
-    return b"%s%s%08x\"}\n" % (core[:-1], _CRC_FIELD, zlib.crc32(core))
+def frame(seq: int, ts: bytes, body: bytes) -> bytes:
+    """Build one line from an event body (`{"type":…}`) and its envelope (`ts` ASCII bytes)."""
+    if len(body) <= 2:  # an empty object: the envelope is the whole record
+        core = b'{"seq":%d,"ts":"%s"' % (seq, ts)
+    else:
+        core = b'{"seq":%d,"ts":"%s",%s' % (seq, ts, body[1:-1])
+    return b'%s,"crc":"%08x"}\n' % (core, zlib.crc32(core))
 
 
 class LineError(ValueError):
@@ -36,7 +38,7 @@ def unframe(line: bytes) -> dict[str, Any]:
         expected = int(line[-10:-2], 16)
     except ValueError:
         raise LineError("malformed checksum") from None
-    if zlib.crc32(line[:-_SUFFIX_LEN] + b"}") != expected:
+    if zlib.crc32(line[:-_SUFFIX_LEN]) != expected:
         raise LineError("checksum mismatch")
     try:
         record = orjson.loads(line)

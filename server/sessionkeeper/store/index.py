@@ -29,13 +29,15 @@ CREATE TABLE IF NOT EXISTS sessions(
   title TEXT, last_seq INTEGER NOT NULL DEFAULT 0, durable_seq INTEGER NOT NULL DEFAULT 0,
   size INTEGER NOT NULL DEFAULT 0, inode INTEGER, status TEXT NOT NULL DEFAULT 'ok',
   event_count INTEGER NOT NULL DEFAULT 0, summary TEXT);
-CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, started_at);
 CREATE TABLE IF NOT EXISTS threads(
   thread_id TEXT PRIMARY KEY, title TEXT, cwd TEXT, repo_key TEXT, branch TEXT,
   created_at TEXT, last_activity TEXT, archived INTEGER NOT NULL DEFAULT 0,
   latest_session TEXT, session_count INTEGER NOT NULL DEFAULT 0,
   event_count INTEGER NOT NULL DEFAULT 0, damaged INTEGER NOT NULL DEFAULT 0,
   forked_from TEXT, summary TEXT);
+"""
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, started_at);
 CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id);
 CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id);
 """
@@ -44,34 +46,46 @@ SESSION_COLUMNS = (
     "forked_from", "source", "cwd", "repo_key", "branch", "title", "last_seq", "durable_seq",
     "size", "inode", "status", "event_count", "summary",
 )
+_INSERT_SESSION = (f"INSERT OR REPLACE INTO sessions({','.join(SESSION_COLUMNS)}) "
+                   f"VALUES({','.join('?' * len(SESSION_COLUMNS))})")
 _UPSERT = (
     f"INSERT INTO sessions({','.join(SESSION_COLUMNS)}) "
     f"VALUES({','.join('?' * len(SESSION_COLUMNS))}) ON CONFLICT(session_id) DO UPDATE SET "
     + ",".join(f"{c}=excluded.{c}" for c in SESSION_COLUMNS[1:])
 )
-# A thread row is derived from its sessions: the latest one (by start, then id) names it.
-_REFRESH_THREAD = """
-INSERT OR REPLACE INTO threads(thread_id, title, cwd, repo_key, branch, created_at, last_activity,
-  archived, latest_session, session_count, event_count, damaged, forked_from, summary)
-SELECT s.thread_id,
-  (SELECT title FROM sessions t WHERE t.thread_id = s.thread_id AND t.title IS NOT NULL
-     ORDER BY started_at DESC, session_id DESC LIMIT 1),
-  s.cwd, s.repo_key, s.branch,
-  (SELECT min(started_at) FROM sessions t WHERE t.thread_id = s.thread_id),
-  (SELECT max(last_activity) FROM sessions t WHERE t.thread_id = s.thread_id),
-  s.archived, s.session_id,
-  (SELECT count(*) FROM sessions t WHERE t.thread_id = s.thread_id),
-  (SELECT sum(event_count) FROM sessions t WHERE t.thread_id = s.thread_id),
-  (SELECT max(status != 'ok') FROM sessions t WHERE t.thread_id = s.thread_id),
-  (SELECT forked_from FROM sessions t WHERE t.thread_id = s.thread_id
-     ORDER BY started_at ASC LIMIT 1),
-  s.summary
-FROM sessions s WHERE s.thread_id = ? ORDER BY s.started_at DESC, s.session_id DESC LIMIT 1
-"""
 THREAD_COLUMNS = (
     "thread_id", "title", "cwd", "repo_key", "branch", "created_at", "last_activity", "archived",
     "latest_session", "session_count", "event_count", "damaged", "forked_from", "summary",
 )
+
+
+_INSERT_THREAD = (f"INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)}) "
+                  f"VALUES({','.join('?' * len(THREAD_COLUMNS))})")
+
+
+def thread_rows(sessions: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Thread rows derived from session rows: the newest session (by start) names the thread."""
+    by_thread: dict[str, list[dict[str, Any]]] = {}
+    for row in sessions:
+        by_thread.setdefault(row["thread_id"], []).append(row)
+    out = []
+    for thread, rows in by_thread.items():
+        rows.sort(key=lambda r: (r["started_at"] or "", r["session_id"]))
+        latest = rows[-1]
+        titled = [r["title"] for r in rows if r.get("title")]
+        out.append((
+            thread, titled[-1] if titled else None, latest["cwd"], latest["repo_key"],
+            latest["branch"], rows[0]["started_at"],
+            max((r["last_activity"] or "") for r in rows) or None, latest["archived"],
+            latest["session_id"], len(rows), sum(r["event_count"] or 0 for r in rows),
+            int(any(r["status"] != "ok" for r in rows)), _json_text(rows[0].get("forked_from")),
+            _json_text(latest.get("summary")),
+        ))
+    return out
+
+
+def _json_text(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
 
 
 @dataclass(frozen=True)
@@ -105,7 +119,7 @@ class Index:
 
     def _ensure_schema(self) -> None:
         with self.db:
-            self.db.executescript(_SCHEMA)
+            self.db.executescript(_SCHEMA + _INDEXES)
             row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
@@ -121,8 +135,7 @@ class Index:
         try:
             with self.db:
                 self.db.executemany(_UPSERT, [_session_values(r) for r in rows])
-                for thread in {r["thread_id"] for r in rows}:
-                    self.db.execute(_REFRESH_THREAD, (thread,))
+                self._refresh_threads({r["thread_id"] for r in rows})
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index update failed: {exc}") from exc
 
@@ -139,9 +152,15 @@ class Index:
                     self.db.execute("DELETE FROM sessions WHERE session_id=?", (sid,))
                 for thread in threads:
                     self.db.execute("DELETE FROM threads WHERE thread_id=?", (thread,))
-                    self.db.execute(_REFRESH_THREAD, (thread,))
+                self._refresh_threads(threads)
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index update failed: {exc}") from exc
+
+    def _refresh_threads(self, threads: set[str]) -> None:
+        marks = ",".join("?" * len(threads))
+        sessions = [dict(r) for r in self.db.execute(
+            f"SELECT * FROM sessions WHERE thread_id IN ({marks})", list(threads))]
+        self.db.executemany(_INSERT_THREAD, thread_rows(sessions))
 
     def list_threads(self, query: ListQuery) -> list[dict[str, Any]]:
         """A page of threads, newest activity first."""
@@ -191,8 +210,8 @@ def _session_values(row: dict[str, Any]) -> tuple[Any, ...]:
     values = []
     for column in SESSION_COLUMNS:
         value = row.get(column)
-        if column in ("summary", "forked_from") and value is not None and not isinstance(value, str):
-            value = orjson.dumps(value).decode()
+        if column in ("summary", "forked_from"):
+            value = _json_text(value)
         values.append(value)
     return tuple(values)
 
@@ -221,8 +240,9 @@ def build(path: Path, rows: list[dict[str, Any]]) -> None:
         with closing(_connect(tmp, fast=True)) as db:
             db.executescript(_SCHEMA)
             db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-            db.executemany(_UPSERT, [_session_values(r) for r in rows])
-            db.executemany(_REFRESH_THREAD, [(t,) for t in {r["thread_id"] for r in rows}])
+            db.executemany(_INSERT_SESSION, [_session_values(r) for r in rows])
+            db.executemany(_INSERT_THREAD, thread_rows(rows))
+            db.executescript(_INDEXES)  # built once, after the bulk insert
             db.commit()
         fd = os.open(tmp, os.O_RDONLY)
         try:

@@ -135,14 +135,13 @@ class Layout:
             raise StoreDamaged(f"{path} lies outside the store {self.root}")
         return real
 
-    def scan_rollouts(self) -> list[tuple[Path, bool]]:
+    def scan_rollouts(self) -> list[tuple[str, bool]]:
         """Every rollout file under the store as (path, archived), by a directory walk."""
-        found: list[tuple[Path, bool]] = []
+        found: list[tuple[str, bool]] = []
         for top, archived in ((self.sessions, False), (self.archived, True)):
             if not top.is_dir():
                 continue
             for dirpath, _dirs, files in os.walk(top):
-                for name in files:
-                    if parse_rollout_name(name):
-                        found.append((Path(dirpath) / name, archived))
+                found += [(os.path.join(dirpath, name), archived)
+                          for name in files if _ROLLOUT.fullmatch(name)]
         return found

@@ -37,7 +37,7 @@ def repo_key(meta: dict[str, Any]) -> str | None:
     return roots[0] if roots else None
 
 
-def session_row(meta: dict[str, Any], *, path: Path, archived: bool, last: dict[str, Any] | None,
+def session_row(meta: dict[str, Any], *, path: Path | str, archived: bool, last: dict[str, Any] | None,
                 size: int, inode: int | None, status: str = "ok",
                 summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """An index row for a session from its meta and its last record."""
@@ -58,9 +58,9 @@ def session_row(meta: dict[str, Any], *, path: Path, archived: bool, last: dict[
     }
 
 
-def probe(path: Path, *, archived: bool) -> dict[str, Any] | str:
+def probe(path: Path | str, *, archived: bool) -> dict[str, Any] | str:
     """Index row of a rollout from its first and last lines, or the reason it has none."""
-    if parse_rollout_name(path.name) is None:
+    if parse_rollout_name(os.path.basename(path)) is None:
         return "not a rollout file name"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

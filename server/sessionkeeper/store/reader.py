@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import zlib
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -157,9 +158,8 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     known = EVENT_TYPES
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
     for number, line in enumerate(lines[first_index:], start=first_index + 1):
-        try:
-            record = unframe(line)
-        except LineError:
+        record = _fast_unframe(line)
+        if record is None:
             record, why = _classify(line)
             if record is None:
                 rollout.damage.append(Damage(number, _kind(why), why))
@@ -190,6 +190,20 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
         append(record)
     if rollout.damage and rollout.status is Status.OK:
         rollout.status = Status.DAMAGED
+
+
+def _fast_unframe(line: bytes) -> Record | None:
+    """codec.unframe for the common, valid line without raising; None sends it the slow way.
+
+    A record whose `crc` is its last field (as the recorder writes it) covers line[:-18].
+    """
+    try:
+        record = orjson.loads(line)
+        if zlib.crc32(line[:-18]) != int(record.pop("crc"), 16):
+            return None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return record
 
 
 def _differs(records: list[Record], seq: int, record: Record) -> bool:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
 from ..events import Durability
@@ -36,8 +35,7 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class Ack:
+class Ack(NamedTuple):
     """A record's seq and the durability it reached before append() returned."""
 
     seq: int
@@ -46,18 +44,19 @@ class Ack:
 
 
 class _Clock:
-    """UTC ISO timestamps with millisecond resolution, formatted once per millisecond."""
+    """UTC ISO timestamps (ASCII bytes) with millisecond resolution, formatted once per ms."""
 
     def __init__(self) -> None:
         self._ms = -1
-        self._text = ""
+        self._text = b""
 
-    def now(self) -> str:
+    def now(self) -> bytes:
         ms = time.time_ns() // 1_000_000
         if ms != self._ms:
             secs, rest = divmod(ms, 1000)
             self._ms = ms
-            self._text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest:03d}Z"
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest:03d}Z"
+            self._text = stamp.encode()
         return self._text
 
 
@@ -89,28 +88,40 @@ class Recorder:
 
     def append(self, bodies: list[bytes], durability: Durability | None = None) -> list[Ack]:
         """Frame and write event bodies (`{"type":…}` JSON); return when `durability` is reached."""
-        level = self.default if durability is None else Durability(durability)
-        clock = _CLOCK.now
+        if durability is None:
+            level = self.default
+        else:
+            level = durability if type(durability) is Durability else Durability(durability)
         with self._write_lock:
-            self._ensure_writable()
+            if self._failure is not None or self._closed:
+                self._ensure_writable()
             first = self.next_seq
-            lines = [frame(first + i, clock(), body) for i, body in enumerate(bodies)]
-            self._buffer.extend(lines)
-            self._buffered += sum(map(len, lines))
+            ts = _CLOCK.now()
+            if len(bodies) == 1:
+                lines = [frame(first, ts, bodies[0])]
+            else:
+                lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
             self.next_seq = first + len(lines)
-            if level is not Durability.NONE or self._buffered >= _BUFFER_LIMIT:
-                self._flush_locked(first)
+            if level is Durability.NONE:
+                self._buffer.extend(lines)
+                self._buffered += sum(map(len, lines))
+                if self._buffered >= _BUFFER_LIMIT:
+                    self._flush_locked()
+            else:
+                self._flush_locked(lines)
             end = self._written
         if level is Durability.DURABLE:
             self._wait_synced(end)
         reached = level if level is not Durability.NONE or not self._buffer else Durability.NONE
+        if len(lines) == 1:
+            return [Ack(first, reached)]
         return [Ack(first + i, reached) for i in range(len(lines))]
 
     def flush(self, durability: Durability = Durability.WRITTEN) -> None:
         """Write out buffered records; with DURABLE also fsync them."""
         with self._write_lock:
             self._ensure_writable()
-            self._flush_locked(self.next_seq)
+            self._flush_locked()
             end = self._written
         if durability is Durability.DURABLE:
             self._wait_synced(end)
@@ -122,7 +133,7 @@ class Recorder:
                 return
             try:
                 if self._failure is None:
-                    self._flush_locked(self.next_seq)
+                    self._flush_locked()
             finally:
                 end = self._written
         try:
@@ -138,12 +149,14 @@ class Recorder:
         if reason is not None:
             raise SessionReadOnly(f"session is read-only ({reason})")
 
-    def _flush_locked(self, first_unwritten_seq: int) -> None:
-        if not self._buffer:
+    def _flush_locked(self, lines: list[bytes] | None = None) -> None:
+        """Write buffered lines and then `lines` with one write (a failed one is cut off)."""
+        pending = self._buffer + lines if lines and self._buffer else (lines or self._buffer)
+        if not pending:
             return
-        data = b"".join(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
-        count = len(self._buffer)
-        self._buffer.clear()
+        data = b"".join(pending) if len(pending) > 1 else pending[0]
+        count = len(pending)
+        self._buffer = []
         self._buffered = 0
         try:
             self.sink.write(data)

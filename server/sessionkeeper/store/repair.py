@@ -87,7 +87,8 @@ def fsck(store: Any, *, repair: bool) -> FsckReport:
     rows = {r["session_id"]: r for r in store.index().sessions()}
     seen: dict[str, str] = {}
     fixes: list[dict[str, Any]] = []
-    for path, archived in store.layout.scan_rollouts():
+    for name, archived in store.layout.scan_rollouts():
+        path = Path(name)
         report.checked += 1
         row = probe(path, archived=archived)
         if isinstance(row, str):

@@ -23,9 +23,11 @@ class FileSink:
 
     def write(self, data: bytes) -> None:
         """Write all of `data`, finishing short writes (EINTR is retried by Python)."""
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view):]
+        written = os.write(self.fd, data)
+        if written < len(data):  # a short write: finish it (rare; signals, quotas)
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self.fd, view):]
 
     def truncate(self, size: int) -> None:
         """Cut the file back to `size` bytes (after a failed write)."""
