@@ -131,7 +131,9 @@ class Keeper:
         ack = session.record(Lifecycle(source=source, reason=reason, decision=decision),
                              durability=Durability.DURABLE)
         run = self.hooks.run(source, {"thread_id": session.thread_id,
-                                      "session_id": session.session_id, **(context or {})})
+                                      "session_id": session.session_id,
+                                      "workspace": session.writer.meta.get("cwd"),
+                                      **(context or {})})
         session.hook_run = run
         if run.failures:
             session.record(Lifecycle(source=source, reason="hook failures",

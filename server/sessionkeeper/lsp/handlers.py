@@ -112,9 +112,26 @@ def on_initialize(ls: Server, params: types.InitializeParams) -> None:
 
 
 async def on_initialized(ls: Server, params: Any) -> None:
-    """Auto-resume the workspace's latest thread when initializationOptions ask for it."""
+    """Fire configured startup hooks, and auto-resume when initializationOptions ask for it.
+
+    Both run after the `initialized` handshake, in the background; nothing runs when neither
+    is configured (start-up stays lazy).
+    """
+    loop = asyncio.get_running_loop()
+    if any("startup" in (h.get("sources") or ()) for h in ls.options.get("hooks") or ()
+           if isinstance(h, dict)):
+        loop.create_task(_startup_hooks(ls))
     if ls.options.get("autoResume") is True and ls.workspace_root:
-        asyncio.get_running_loop().create_task(_auto_resume(ls))
+        loop.create_task(_auto_resume(ls))
+
+
+async def _startup_hooks(ls: Server) -> None:
+    context = {"workspace": ls.workspace_root, "editor": ls.editor}
+    run = await ls.run(lambda: ls.keeper.hooks.run("startup", context))
+    for failure in run.failures:
+        ls.tell(f"Session Keeper: startup hook {failure['hook']} failed: {failure['error']}",
+                kind=types.MessageType.Warning)
+    log.info("startup hooks: %d ran, %d failed", len(run.results), len(run.failures))
 
 
 async def _auto_resume(ls: Server) -> None:

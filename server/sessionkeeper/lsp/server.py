@@ -98,9 +98,20 @@ class SessionKeeperServer(LanguageServer):
 
             name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
             self._keeper = Keeper(self.store_path, durability=self._durability(),
-                                  redact=self._redact(),
+                                  redact=self._redact(), hooks=self._hooks(),
                                   client=ClientInfo(name=name[:100], version=__version__))
         return self._keeper
+
+    def _hooks(self) -> Any:
+        """Command hooks from initializationOptions.hooks; a bad spec is reported, not fatal."""
+        from ..recovery.command_hooks import HookSpecError, registry_from
+
+        specs = self.options.get("hooks") or []
+        try:
+            return registry_from(specs if isinstance(specs, list) else [])
+        except HookSpecError as exc:
+            self.tell(f"Session Keeper: hooks ignored: {exc}", kind=types.MessageType.Warning)
+            return registry_from([])
 
     def _durability(self) -> str:
         value = self.options.get("durability") or os.environ.get(ENV_DURABILITY) or "written"
