@@ -27,6 +27,7 @@ test-python: $(STAMP) ## unit, contract, fault, LSP and e2e tests of the server
 
 bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
+	$(PY) tests/benchmarks/bench_startup.py
 
 lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check server tests
