@@ -75,11 +75,13 @@ def register(server: Server) -> None:
     """Register every `session/` handler and the lifecycle features on `server`."""
     for method, (model_name, fn) in HANDLERS.items():
         server.feature(method)(_wrap(method, model_name, fn))
-    server.feature(types.INITIALIZE)(on_initialize)
-    server.feature(types.INITIALIZED)(on_initialized)
-    server.feature(types.SHUTDOWN)(on_shutdown)
-    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
-    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
+    from . import lifecycle
+
+    server.feature(types.INITIALIZE)(lifecycle.on_initialize)
+    server.feature(types.INITIALIZED)(lifecycle.on_initialized)
+    server.feature(types.SHUTDOWN)(lifecycle.on_shutdown)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(lifecycle.on_did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(lifecycle.on_did_close)
 
 
 def _workspace(ls: Server, given: str | None) -> str:
@@ -90,84 +92,6 @@ def _workspace(ls: Server, given: str | None) -> str:
     if not workspace:
         raise InvalidParams("workspace: required (no workspace folder is open)")
     return os.path.realpath(os.path.expanduser(workspace))
-
-
-# ---- lifecycle -------------------------------------------------------------------------------------
-
-
-def on_initialize(ls: Server, params: types.InitializeParams) -> None:
-    """Remember the workspace root, the options and the editor; nothing else (start-up is lazy)."""
-    from pygls.uris import to_fs_path
-
-    options = params.initialization_options
-    ls.options = dict(options) if isinstance(options, dict) else {}
-    ls.editor = params.client_info.name if params.client_info else None
-    root = ls.options.get("workspace")
-    if not root and params.workspace_folders:
-        root = to_fs_path(params.workspace_folders[0].uri)
-    if not root and params.root_uri:
-        root = to_fs_path(params.root_uri)
-    root = root or params.root_path
-    ls.workspace_root = os.path.realpath(root) if isinstance(root, str) and root else None
-
-
-async def on_initialized(ls: Server, params: Any) -> None:
-    """Fire configured startup hooks, and auto-resume when initializationOptions ask for it.
-
-    Both run after the `initialized` handshake, in the background; nothing runs when neither
-    is configured (start-up stays lazy).
-    """
-    loop = asyncio.get_running_loop()
-    if any("startup" in (h.get("sources") or ()) for h in ls.options.get("hooks") or ()
-           if isinstance(h, dict)):
-        loop.create_task(_startup_hooks(ls))
-    if ls.options.get("autoResume") is True and ls.workspace_root:
-        loop.create_task(_auto_resume(ls))
-
-
-async def _startup_hooks(ls: Server) -> None:
-    context = {"workspace": ls.workspace_root, "editor": ls.editor}
-    run = await ls.run(lambda: ls.keeper.hooks.run("startup", context))
-    for failure in run.failures:
-        ls.tell(f"Session Keeper: startup hook {failure['hook']} failed: {failure['error']}",
-                kind=types.MessageType.Warning)
-    log.info("startup hooks: %d ran, %d failed", len(run.results), len(run.failures))
-
-
-async def _auto_resume(ls: Server) -> None:
-    try:
-        outcome = await resume_flow(ls, None, workspace=ls.workspace_root, decision=None,
-                                    latest=True)
-        log.info("auto-resume: %s", outcome["report"]["verdict"])
-    except SessionKeeperError as exc:
-        log.info("auto-resume: nothing resumed (%s)", exc)
-    except Exception:  # noqa: BLE001
-        log.exception("auto-resume failed")
-
-
-async def on_shutdown(ls: Server, params: Any) -> None:
-    """Close the current session (final snapshot, fsync, unlock) before the client exits us."""
-    ls.stop_watching()
-    await ls.release_current()
-
-
-def on_did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
-    """Track files open in the editor (they are the user's when they change on disk)."""
-    from pygls.uris import to_fs_path
-
-    ls.documents_synced = True
-    path = to_fs_path(params.text_document.uri)
-    if path:
-        ls.open_paths.add(os.path.realpath(path))
-
-
-def on_did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
-    """Forget a file closed in the editor."""
-    from pygls.uris import to_fs_path
-
-    path = to_fs_path(params.text_document.uri)
-    if path:
-        ls.open_paths.discard(os.path.realpath(path))
 
 
 # ---- reading ---------------------------------------------------------------------------------------
