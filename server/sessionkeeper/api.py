@@ -38,7 +38,8 @@ class Keeper:
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
-                 client: ClientInfo | None = None, hooks: Any = None) -> None:
+                 client: ClientInfo | None = None, hooks: Any = None,
+                 reset_policy: str = "none") -> None:
         self._root = store
         self.durability = Durability(durability)
         self.redact = redact
@@ -46,7 +47,10 @@ class Keeper:
         self.client = client or ClientInfo(name="sessionkeeper-python")
         from .recovery.lifecycle import HookRegistry
 
+        from .recovery.lifecycle import ResetPolicy
+
         self.hooks = hooks if hooks is not None else HookRegistry()
+        self.reset_policy = ResetPolicy(reset_policy)
 
     @cached_property
     def store(self) -> Store:
@@ -137,7 +141,7 @@ class Keeper:
         session.hook_run = run
         if run.failures:
             session.record(Lifecycle(source=source, reason="hook failures",
-                                     data={"hook_failures": run.failures}))
+                                     data={"hook_failures": run.failures, "of_seq": ack.seq}))
         return ack
 
     # ---- reading ----------------------------------------------------------------------------

@@ -136,6 +136,7 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
     finally:
         if lock is not None:
             lock.release()
+    report.reset = _maybe_reset(keeper, session, replayed)
     run = getattr(session, "hook_run", None)
     if run is not None:
         report.hook_failures = run.failures
@@ -145,6 +146,21 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
     if action == "fork":
         report.new_thread_id = session.thread_id
     return report, session
+
+
+def _maybe_reset(keeper: Any, session: Any, replayed: Replayed) -> str | None:
+    """Apply the reset policy: an idle or daily boundary since the last activity → idle_reset."""
+    from datetime import datetime, timezone
+
+    records = replayed.latest.records
+    last = (records[-1] if records else replayed.meta).get("ts")
+    if not last:
+        return None
+    then = datetime.fromisoformat(last.replace("Z", "+00:00"))
+    reason = keeper.reset_policy.due(then, datetime.now(timezone.utc))
+    if reason is not None:
+        keeper.transition(session, "idle_reset", reason)
+    return reason
 
 
 def _action(verdict: str, decision: str | None) -> str | None:

@@ -26,10 +26,11 @@ class Context(Subsystem):
         self._ids: set[str] = set()
 
     def apply(self, record: Record) -> None:
-        """Fold a message, a compaction or a clear (other lifecycle sources change nothing)."""
+        """Fold a message, a compaction, or a clear / idle reset (other sources change nothing)."""
         kind, seq = record["type"], record.get("seq")
         if kind == "lifecycle":
-            if record.get("source") == "clear":
+            hook_note = "hook_failures" in (record.get("data") or {})  # not a transition itself
+            if record.get("source") in ("clear", "idle_reset") and not hook_note:
                 self.compaction, self.messages, self._ids = None, [], set()
         elif kind == "compacted":
             through = record["through_seq"]
