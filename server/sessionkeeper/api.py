@@ -45,9 +45,7 @@ class Keeper:
         self.redact = redact
         self.snapshot_min_bytes = snapshot_min_bytes
         self.client = client or ClientInfo(name="sessionkeeper-python")
-        from .recovery.lifecycle import HookRegistry
-
-        from .recovery.lifecycle import ResetPolicy
+        from .recovery.lifecycle import HookRegistry, ResetPolicy
 
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
