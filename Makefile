@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo test test-python test-extension bench lint clean
+.PHONY: help demo test test-python test-extension bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -20,17 +20,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) ## the story: record, crash (kill -9), drift, resume
 	$(VENV)/bin/sessionkeeper demo
 
-test: test-python ## every test (Python tiers)
+test: test-python test-extension ## every test: the server's tiers, then the extension's
 
-test-python: $(STAMP) ## unit, contract, fault, LSP and e2e tests of the server
+test-python: $(STAMP) ## lint, then unit, contract, fault, LSP and e2e tests of the server
+	$(VENV)/bin/ruff check server tests
 	$(PY) -m pytest -q
+
+test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in code-server + Chromium
+	E2E_PYTHON=$(abspath $(PY)) bash vscode-extension/scripts/test-all.sh
 
 bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
 	$(PY) tests/benchmarks/bench_startup.py
-
-lint: $(STAMP) ## ruff
-	$(VENV)/bin/ruff check server tests
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

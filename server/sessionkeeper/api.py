@@ -103,7 +103,8 @@ class Keeper:
                                    seq=replayed.restored_to_seq) if fork else None,
             cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
             permissions=Permissions.model_validate(permissions, strict=False),
-            model=model.get("effective"), title=self.summary_of(replayed.state, previous)["title"],
+            model=model.get("effective"), title=_title(self.summary_of(replayed.state, previous),
+                                                       fork=fork),
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
@@ -150,6 +151,22 @@ class Keeper:
         cwd = os.path.realpath(workspace) if workspace else None
         return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
                                                  cursor=cursor, limit=limit))
+
+    def threads(self, *, workspace: str | None = None, include_archived: bool = False,
+                cursor: tuple[str, str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Thread summaries (PROTOCOL.md ThreadSummary), each with an estimated resume `state`
+        against `workspace` (repository, branch, HEAD; one git look-up for the whole page)."""
+        from .recovery.baseline import capture
+        from .recovery.summary import estimate_state, thread_summary
+
+        rows = self.list(workspace=workspace, include_archived=include_archived, cursor=cursor,
+                         limit=limit)
+        if not rows or workspace is None:  # no workspace: nothing to estimate against
+            return [thread_summary(row) for row in rows]
+        root = os.path.realpath(workspace)
+        current = capture(root) if os.path.isdir(root) else None
+        return [thread_summary(row, state=estimate_state(row, current) if current or not
+                               row.get("repo_key") else "blocked") for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Any:
         """Rebuild a thread's state from its latest snapshot and the tail after it."""
@@ -210,6 +227,12 @@ class Keeper:
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts."""
         return self.store.rebuild(progress)
+
+
+def _title(summary: dict[str, Any], *, fork: bool) -> str | None:
+    """The title a continued session carries; a fork says so."""
+    title = summary.get("title")
+    return f"{title} (fork)" if fork and title else title
 
 
 def _cut(rollout: Any, at_seq: int) -> Any:

@@ -141,7 +141,8 @@ def _run(args: argparse.Namespace) -> int:
     if command == "list":
         from .render import threads_text
 
-        rows = keeper.list(workspace=args.workspace, include_archived=args.all, limit=args.limit)
+        rows = keeper.threads(workspace=args.workspace, include_archived=args.all,
+                              limit=args.limit)
         _emit(rows) if args.json else print(threads_text(rows))
     elif command == "show":
         _show(keeper, args)

@@ -95,17 +95,17 @@ def _one_line(item: Any) -> str:
 
 
 def threads_text(rows: list[dict[str, Any]]) -> str:
-    """A listing of threads."""
+    """A listing of thread summaries."""
     if not rows:
         return "no threads"
     body = []
     for r in rows:
-        s = r.get("summary") or {}
-        todos = s.get("todos") or {}
-        tests = s.get("tests") or {}
+        todos, tests = r.get("todos") or {}, r.get("tests")
+        flags = ("archived " if r["archived"] else "") + ("DAMAGED" if r["damaged"] else "")
         body.append([r["thread_id"], (r.get("title") or "-")[:32], r.get("branch") or "-",
                      (r.get("last_activity") or "")[:19].replace("T", " "),
                      f"{todos.get('done', 0)}/{todos.get('total', 0)}",
                      f"{tests['passed']}/{tests['total']}" if tests else "-",
-                     ("archived " if r.get("archived") else "") + ("DAMAGED" if r.get("damaged") else "")])
-    return table(body, ["thread", "title", "branch", "last activity", "todos", "tests", ""])
+                     r.get("state") or "-", flags])
+    return table(body, ["thread", "title", "branch", "last activity", "todos", "tests",
+                        "resume?", ""])

@@ -37,7 +37,7 @@ async def test_start_record_list_show_in_process(server: SessionKeeperServer, re
     assert acks["acks"][0]["duplicate"] is False
     assert server.sent[-1][1]["todos"] == {"done": 1, "total": 1}
     listed = await dispatch(server, "session/list", {})
-    assert listed["threads"][0]["state"] is None and listed["threads"][0]["todos"] == {
+    assert listed["threads"][0]["state"] == "ok" and listed["threads"][0]["todos"] == {
         "done": 1, "total": 1}
     shown = await dispatch(server, "session/show", {"thread_id": started["thread_id"]})
     assert [e["type"] for e in shown["timeline"]] == ["session_meta", "lifecycle", "todo"]

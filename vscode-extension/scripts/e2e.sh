@@ -3,28 +3,31 @@
 #   build the .vsix -> install it into an isolated code-server profile -> open a workspace ->
 #   run test/e2e/run.mjs (playwright-core) -> screenshots in test-artifacts/.
 # E2E_SERVER=fake (default) uses test/e2e/fake_server.py; E2E_SERVER=real uses
-# `<python> -m sessionkeeper serve` (PYTHONPATH=<repo>/server, python from E2E_PYTHON or python3).
+# `<python> -m sessionkeeper serve` with python from E2E_PYTHON, else $E2E_CACHE/venv-real
+# (`pip install -e <repo>`, kept current by install-e2e-deps.sh), and seeds the store with the
+# real CLI (two threads, one of them drifted); a seeding failure fails the run.
 # E2E_SERVER_COMMAND='["/x/python","-m","sessionkeeper","serve"]' overrides both.
 # SKIP_PACKAGE=1 reuses dist/session-keeper.vsix. KEEP_RUN_DIR=1 keeps the temp profile.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-REPO=$(cd "$HERE/.." && pwd)
 E2E_CACHE=${E2E_CACHE:-$HERE/.e2e-cache}
-ART=${E2E_ARTIFACTS:-$HERE/test-artifacts}
+ART=${E2E_ARTIFACTS:-$HERE/test-artifacts/${E2E_SERVER:-fake}}
 CS_ENTRY=$E2E_CACHE/code-server/node_modules/code-server/out/node/entry.js
 VSIX=$HERE/dist/session-keeper.vsix
 MODE=${E2E_SERVER:-fake}
-START=$(date +%s.%N)
+START_NS=$(date +%s%N)
 
 log() { echo "[e2e] $*"; }
 
-[ -f "$CS_ENTRY" ] && [ -x /usr/bin/chromium ] && [ -x "$E2E_CACHE/venv/bin/python" ] || bash "$HERE/scripts/install-e2e-deps.sh"
-[ -d "$HERE/node_modules/playwright-core" ] || (cd "$HERE" && npm ci --no-audit --no-fund)
+# Idempotent, 0.4 s and one line when everything is present; installs what is missing.
+E2E_CACHE=$E2E_CACHE bash "$HERE/scripts/install-e2e-deps.sh"
 
 if [ "${SKIP_PACKAGE:-0}" != 1 ] || [ ! -f "$VSIX" ]; then
   log "packaging"
-  (cd "$HERE" && npm run -s package) > /tmp/sk-e2e-package.log 2>&1 || { cat /tmp/sk-e2e-package.log; exit 1; }
+  PKG_LOG=$(mktemp /tmp/sk-e2e-package.XXXXXX.log)
+  (cd "$HERE" && npm run -s package) > "$PKG_LOG" 2>&1 || { cat "$PKG_LOG"; rm -f "$PKG_LOG"; exit 1; }
+  rm -f "$PKG_LOG"
 fi
 
 R=$(mktemp -d /tmp/sk-e2e.XXXXXX)
@@ -49,11 +52,78 @@ echo "# e2e workspace" > "$WS/README.md"
 case "$MODE" in
   fake) SERVER_CMD=$(printf '["%s", "%s"]' "$E2E_CACHE/venv/bin/python" "$HERE/test/e2e/fake_server.py")
         export FAKE_SERVER_LOG=$R/fake-server.jsonl FAKE_WORKSPACE=$WS ;;
-  real) SERVER_CMD=$(printf '["%s", "-m", "sessionkeeper", "serve"]' "${E2E_PYTHON:-python3}")
-        export PYTHONPATH="$REPO/server${PYTHONPATH:+:$PYTHONPATH}" ;;
+  real) # Default: the editable install of the repository that install-e2e-deps.sh keeps current
+        # (rebuilt when pyproject.toml changes or the import fails).
+        E2E_PYTHON=${E2E_PYTHON:-$E2E_CACHE/venv-real/bin/python}
+        "$E2E_PYTHON" -c 'import sessionkeeper, pygls' || { echo "e2e: 0 passed, 1 failed ($E2E_PYTHON cannot import sessionkeeper)"; exit 1; }
+        SERVER_CMD=$(printf '["%s", "-m", "sessionkeeper", "serve"]' "$E2E_PYTHON") ;;
   *) echo "E2E_SERVER must be fake or real" >&2; exit 2 ;;
 esac
 SERVER_CMD=${E2E_SERVER_COMMAND:-$SERVER_CMD}
+if [ "$MODE" = real ]; then
+  # Two threads recorded with the real CLI in a scratch git repo (DESIGN §7 scenario 3):
+  #   "Clean thread"   on main (which stays checked out): todos 1 of 3 done, tests 7/9;
+  #   "Drifted thread" started on fix/payment, then `git checkout main`: its resume must drift.
+  # Every step must succeed and the store must then say exactly that (verdicts ok / drift), else
+  # the e2e fails here: a half-seeded store would only make the checks below pass vacuously.
+  seed() {
+    set -euo pipefail
+    trap 'echo "seeding step failed (rc=$?): $BASH_COMMAND" >&2' ERR
+    cd "$WS"
+    g() { git -c user.name=e2e -c user.email=e2e@example.invalid -c init.defaultBranch=main "$@"; }
+    sk() { SESSIONKEEPER_HOME="$STORE" "$E2E_PYTHON" -m sessionkeeper --store "$STORE" "$@"; }
+    field() { "$E2E_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+    g init -q -b main .
+    g add README.md
+    g commit -qm init
+    local clean drifted sid
+    clean=$(sk start --workspace "$WS" --title "Clean thread" --json)
+    sid=$(field session_id <<<"$clean")
+    printf '%s\n' \
+      '{"type":"todo","items":[{"id":"1","text":"reproduce the rounding bug","status":"done"},{"id":"2","text":"fix Money.round"},{"id":"3","text":"add regression tests"}]}' \
+      '{"type":"verifier","kind":"tests","passed":7,"total":9,"checkpoint":"tests: 7/9"}' \
+      | sk record --session "$sid" --json
+    g checkout -q -b fix/payment
+    drifted=$(sk start --workspace "$WS" --title "Drifted thread" --json)
+    sid=$(field session_id <<<"$drifted")
+    printf '%s\n' '{"type":"todo","items":[{"id":"1","text":"round half-even"},{"id":"2","text":"update the changelog"}]}' \
+      | sk record --session "$sid" --json
+    g checkout -q main
+    # What the server will be asked: the clean thread resumes ok, the drifted one drifts on the branch.
+    sk --check-resume "$(field thread_id <<<"$clean")" --workspace "$WS" --json > "$R/check-clean.json"
+    sk --check-resume "$(field thread_id <<<"$drifted")" --workspace "$WS" --allow-drift --json > "$R/check-drifted.json"
+    sk list --json > "$R/list.json"
+    CLEAN=$clean DRIFTED=$drifted "$E2E_PYTHON" - "$R" > "$R/seed.json" <<'PY'
+import json, os, sys
+r = sys.argv[1]
+load = lambda n: json.load(open(os.path.join(r, n)))
+clean, drifted = json.loads(os.environ["CLEAN"]), json.loads(os.environ["DRIFTED"])
+cc, cd, threads = load("check-clean.json"), load("check-drifted.json"), load("list.json")
+assert cc["verdict"] == "ok" and not cc["differences"], f"clean thread does not resume ok: {cc['verdict']} {cc['differences']}"
+assert cc["todos"]["done"] == 1 and cc["todos"]["total"] == 3, f"clean todos: {cc['todos']}"
+assert (cc["verifier"]["tests"] or {}).get("passed") == 7 and cc["verifier"]["tests"]["total"] == 9, f"clean verifier: {cc['verifier']}"
+assert cd["verdict"] == "drift", f"drifted thread: verdict {cd['verdict']}"
+assert {"kind": "branch", "recorded": "fix/payment", "current": "main"}.items() <= next(
+    (d for d in cd["differences"] if d["kind"] == "branch"), {}).items(), f"drifted differences: {cd['differences']}"
+ids = [t["thread_id"] for t in threads]
+assert ids == [drifted["thread_id"], clean["thread_id"]], f"store lists {ids} (newest first)"
+json.dump({"clean": {"title": "Clean thread", "thread_id": clean["thread_id"], "branch": "main"},
+           "drifted": {"title": "Drifted thread", "thread_id": drifted["thread_id"], "branch": "fix/payment"},
+           "current_branch": "main"}, sys.stdout)
+PY
+  }
+  # Not `if (seed)`: errexit is ignored inside a tested command, so a failing step would not stop it.
+  set +e; (seed) > "$R/seed.log" 2>&1; seed_rc=$?; set -e
+  if [ "$seed_rc" -eq 0 ]; then
+    export E2E_SEED=$R/seed.json E2E_PYTHON
+    log "seeded: $(cat "$R/seed.json")"
+  else
+    log "seeding the real store failed:"; cat "$R/seed.log"
+    echo "not ok - seed two threads with the real CLI (see above)"
+    echo "e2e: 0 passed, 1 failed"
+    exit 1
+  fi
+fi
 log "server ($MODE): $SERVER_CMD"
 
 cat > "$R/ud/User/settings.json" <<EOF
@@ -82,7 +152,7 @@ done
 log "code-server up on port $PORT"
 
 set +e
-E2E_SERVER="$MODE" E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
+E2E_SETTINGS="$R/ud/User/settings.json" E2E_SERVER="$MODE" E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
   node "$HERE/test/e2e/run.mjs"
 RC=$?
 set -e
@@ -92,5 +162,6 @@ find "$R/ud/logs" -name '*Session Keeper*.log' -exec cp {} "$ART/session-keeper.
 cp "$R/code-server.log" "$ART/code-server.log" 2>/dev/null || true
 [ -n "${FAKE_SERVER_LOG:-}" ] && cp "$FAKE_SERVER_LOG" "$ART/fake-server.jsonl" 2>/dev/null || true
 log "screenshots: $(ls "$ART"/*.png 2>/dev/null | tr '\n' ' ')"
-log "duration $(echo "$(date +%s.%N) - $START" | bc 2>/dev/null || echo '?') s (rc=$RC)"
+ms=$(( ($(date +%s%N) - START_NS) / 1000000 ))
+log "duration $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s (rc=$RC)"
 exit $RC

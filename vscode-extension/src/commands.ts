@@ -5,7 +5,7 @@
 
 import { errorMessage, type Logger } from './log';
 import type { ListParams, Report, Requester, ThreadSummary } from './protocol';
-import { resumeFlow, showOutcome, type ResumeUi } from './resume';
+import { resumeFlow, type ResumeUi } from './resume';
 import { renderDetails, detailsPath, reportPath, SCHEME, threadIdFromPath } from './ui/details';
 import { renderReportMarkdown } from './ui/drift';
 import { actionItems, pickThread, type PickerItem, type ThreadAction } from './ui/picker';
@@ -20,6 +20,13 @@ export interface CommandDeps {
 
 /** A thread passed as a command argument: a ThreadSummary (from the picker) or a thread id. */
 type ThreadArg = ThreadSummary | string | undefined;
+
+/** Accepts a thread id or a ThreadSummary; anything else (e.g. a Uri from a menu) means "ask". */
+function threadArg(a: unknown): ThreadArg {
+  if (typeof a === 'string' && a) return a;
+  if (a && typeof a === 'object' && typeof (a as { thread_id?: unknown }).thread_id === 'string') return a as ThreadSummary;
+  return undefined;
+}
 
 export class Commands {
   private readonly reports = new Map<string, string>();
@@ -36,11 +43,11 @@ export class Commands {
     return [
       this.docs.disposable,
       cmd('pickSession', () => this.pickSession()),
-      cmd('resume', (a) => this.resume(a as ThreadArg)),
-      cmd('fork', (a) => this.fork(a as ThreadArg)),
-      cmd('archive', (a) => this.setArchived(a as ThreadArg, true)),
-      cmd('unarchive', (a) => this.setArchived(a as ThreadArg, false)),
-      cmd('showDetails', (a) => this.showDetails(a as ThreadArg)),
+      cmd('resume', (a) => this.resume(threadArg(a))),
+      cmd('fork', (a) => this.fork(threadArg(a))),
+      cmd('archive', (a) => this.setArchived(threadArg(a), true)),
+      cmd('unarchive', (a) => this.setArchived(threadArg(a), false)),
+      cmd('showDetails', (a) => this.showDetails(threadArg(a))),
       cmd('reindex', () => this.reindex()),
       cmd('restartServer', () => this.deps.restartServer()),
       cmd('openLog', async () => this.deps.log.show()),
@@ -106,22 +113,6 @@ export class Commands {
     await this.deps.refreshStatus();
   }
 
-  /** Resumes the latest thread when its check says ok; otherwise offers the full Resume flow. */
-  async autoResume(): Promise<void> {
-    const workspace = api.firstWorkspaceFolder();
-    if (!workspace) return;
-    const report = await this.deps.request('session/checkResume', { latest: true, workspace });
-    if (!report.thread_id) return;
-    if (report.verdict === 'ok') {
-      const result = await this.deps.request('session/resume', { thread_id: report.thread_id, workspace, decision: 'continue' });
-      await showOutcome(this.resumeUi(), result.report, report.thread_id, 'Auto-resumed');
-      await this.deps.refreshStatus();
-      return;
-    }
-    const pick = await api.showMessage('warning', `Session Keeper: the latest session needs a decision before it can continue (${report.verdict}).`, ['Resume…']);
-    if (pick === 'Resume…') await this.resume(report.thread_id);
-  }
-
   async fork(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Fork which session?');
     if (!t) return;
@@ -143,7 +134,7 @@ export class Commands {
   async showDetails(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Details of which session?');
     if (!t) return;
-    const path = detailsPath(typeof t === 'string' ? t : t.thread_id);
+    const path = typeof t === 'string' ? detailsPath(t) : detailsPath(t.thread_id, t.title);
     this.docs.refresh(path);
     await api.openVirtualDocument(SCHEME, path);
   }
@@ -181,6 +172,7 @@ export class Commands {
         const show = await this.deps.request('session/show', { thread_id: threadId });
         await api.openUntitledJson(JSON.stringify(show, null, 2));
       },
+      openFile: (path: string) => api.openFile(path),
       copy: async (text: string) => {
         await api.writeClipboard(text);
       },

@@ -28,9 +28,12 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
         workspaceFolder: api.firstWorkspaceFolder(),
         userHome: api.userHome(),
       }),
+    // The server resumes the latest thread itself when autoResume is set, and asks with
+    // window/showMessageRequest on drift (PROTOCOL.md, initializationOptions).
     initializationOptions: () => {
       const s = settings();
-      return { client: 'vscode', durability: s.durability, redaction: s.redaction, workspace: api.firstWorkspaceFolder() ?? null };
+      const ws = api.firstWorkspaceFolder();
+      return { durability: s.durability, redaction: s.redaction, autoResume: s.autoResume, askOnDrift: true, ...(ws ? { workspace: ws } : {}) };
     },
     workspace: api.firstWorkspaceFolder,
     onStatus: (s) => status.setStatus(s),
@@ -58,7 +61,6 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
 
   srv
     .start()
-    .then(() => (settings().autoResume ? commands.autoResume() : undefined))
     .catch(async (err: unknown) => {
       log.error(`Session Keeper did not start: ${errorMessage(err)}`);
       const pick = await api.showMessage('error', `Session Keeper: the server did not start (${errorMessage(err)}).`, ['Open Log', 'Restart Server']);

@@ -28,9 +28,10 @@ export function logger(): Logger {
 /** A readable message for any thrown value, including JSON-RPC errors (code + message). */
 export function errorMessage(err: unknown): string {
   if (err && typeof err === 'object') {
-    const e = err as { code?: unknown; message?: unknown };
+    const e = err as { code?: unknown; message?: unknown; data?: { error?: unknown } };
     const msg = typeof e.message === 'string' ? e.message : String(err);
-    return typeof e.code === 'number' ? `${msg} (code ${e.code})` : msg;
+    const name = typeof e.data?.error === 'string' ? `${e.data.error}, ` : '';
+    return typeof e.code === 'number' ? `${msg} (${name}code ${e.code})` : msg;
   }
   return String(err);
 }

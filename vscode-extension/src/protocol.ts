@@ -36,7 +36,8 @@ export const ErrorCode = {
 
 export type Verdict = 'ok' | 'drift' | 'blocked';
 export type Durability = 'none' | 'written' | 'durable';
-export type Decision = 'continue' | 'fork' | 'switch_back' | 'cancel';
+/** `relocate` and `export` answer a `blocked` verdict (PROTOCOL.md, "as implemented"). */
+export type Decision = 'continue' | 'fork' | 'switch_back' | 'cancel' | 'relocate' | 'export';
 
 export interface Progress { done: number; total: number }
 export interface TestProgress { passed: number; total: number }
@@ -67,19 +68,21 @@ export interface ThreadSummary {
   todos: Progress | null;
   tests: TestProgress | null;
   state: Verdict | null;
+  cost_usd?: number | null;
 }
 
-/** Not specified in PROTOCOL.md beyond its name; rendered generically. */
+/** `{session_id, started_at, last_activity, source, resumed_from, forked_from, branch, last_seq, …}`. */
 export interface SessionSummary {
   session_id: string;
   [key: string]: unknown;
 }
 
-/** Not specified in PROTOCOL.md beyond its name; rendered generically. */
+/** `{seq, ts, type, session_id, summary}`; unknown extra fields are rendered generically. */
 export interface TimelineEntry {
   seq?: number;
   ts?: string;
   type?: string;
+  summary?: string;
   [key: string]: unknown;
 }
 
@@ -105,15 +108,28 @@ export interface Report {
   permissions?: unknown;
   model?: unknown;
   attribution?: unknown;
+  /** The thread's title (the real server adds it). */
+  title?: string | null;
+  /** Set by the server on `switch_back`: the git command it showed (never ran). */
+  switch_back?: string | null;
+  /** Set by the server on `export`: where the thread was exported. */
+  export_path?: string | null;
 }
 
 export interface ListParams { workspace?: string; all?: boolean; cursor?: string; limit?: number }
 export interface ListResult { threads: ThreadSummary[]; next_cursor: string | null }
-export interface ShowResult { thread: ThreadSummary; sessions: SessionSummary[]; timeline: TimelineEntry[] }
+export interface ShowResult {
+  thread: ThreadSummary;
+  sessions: SessionSummary[];
+  /** The last 200 entries, in order; `timeline_total` counts them all. */
+  timeline: TimelineEntry[];
+  timeline_total?: number;
+  damaged?: { session_id: string; line: number; kind?: string; reason: string }[];
+}
 export interface StartParams { workspace: string; title?: string; permissions?: unknown; model?: unknown }
 export interface StartResult { thread_id: string; session_id: string }
 export interface RecordParams { session_id: string; events: unknown[]; durability?: Durability }
-export interface RecordResult { acks: { seq: number; durability: Durability }[] }
+export interface RecordResult { acks: { seq: number; durability: Durability; duplicate?: boolean }[] }
 export interface CheckResumeParams { thread_id?: string; latest?: boolean; workspace: string }
 export interface ResumeParams { thread_id: string; workspace: string; decision?: Decision }
 export interface ResumeResult { report: Report; thread_id: string; session_id: string | null }

@@ -12,7 +12,10 @@ export interface ResumeUi {
   /** A non-modal notification with buttons. */
   notify(severity: 'info' | 'warning' | 'error', message: string, labels: string[]): Promise<string | undefined>;
   showReport(report: Report, title: string): Promise<void>;
+  /** Client-side export (the thread as JSON) when the server gave no export path. */
   exportThread(threadId: string): Promise<void>;
+  /** Opens a file the server wrote (the export). */
+  openFile(path: string): Promise<void>;
   copy(text: string): Promise<void>;
 }
 
@@ -26,7 +29,7 @@ export type ResumeEnd =
   | { kind: 'resumed'; result: ResumeResult }
   | { kind: 'forked'; thread_id: string; session_id: string | null }
   | { kind: 'switch_back'; command: string | undefined }
-  | { kind: 'exported' }
+  | { kind: 'exported'; path: string | undefined }
   | { kind: 'cancelled' };
 
 async function ask<T extends string>(ui: ResumeUi, severity: 'warning' | 'error', d: Dialog<T>): Promise<T | undefined> {
@@ -54,7 +57,7 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
     await ui.notify('info', 'Session Keeper: no session to resume in this workspace.', []);
     return { kind: 'cancelled' };
   }
-  const name = title ?? id;
+  const name = title ?? report.title ?? id;
 
   if (report.verdict === 'ok') {
     const result = await request('session/resume', { thread_id: id, workspace, decision: 'continue' });
@@ -69,14 +72,16 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
       return { kind: 'cancelled' };
     }
     if (choice === 'switch_back') {
-      await request('session/resume', { thread_id: id, workspace, decision: 'switch_back' }).catch(() => undefined);
-      const cmd = switchBackCommand(report);
+      const res = await request('session/resume', { thread_id: id, workspace, decision: 'switch_back' }).catch(() => undefined);
+      const cmd = res?.report.switch_back ?? switchBackCommand(report);
+      // The real server already shows its git command (window/showMessage); do not repeat it.
+      if (res?.report.switch_back) return { kind: 'switch_back', command: cmd ?? undefined };
       const msg = cmd
         ? `To switch back, run in a terminal: ${cmd} — then resume again. (Session Keeper does not run it.)`
         : 'Switch back to the recorded environment, then resume again.';
       const pick = await ui.notify('info', msg, cmd ? ['Copy Command'] : []);
       if (pick === 'Copy Command' && cmd) await ui.copy(cmd);
-      return { kind: 'switch_back', command: cmd };
+      return { kind: 'switch_back', command: cmd ?? undefined };
     }
     const result = await request('session/resume', { thread_id: id, workspace, decision: choice });
     await showOutcome(ui, result.report, name, choice === 'fork' ? 'Forked' : 'Resumed');
@@ -93,13 +98,18 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
     return { kind: 'forked', thread_id: forked.thread_id, session_id: forked.session_id };
   }
   if (choice === 'export') {
-    await ui.exportThread(id);
-    return { kind: 'exported' };
+    const res = await request('session/resume', { thread_id: id, workspace, decision: 'export' });
+    const path = res.report.export_path ?? undefined;
+    if (!path) {
+      await ui.exportThread(id);
+      return { kind: 'exported', path };
+    }
+    const pick = await ui.notify('info', `Session Keeper: exported “${name}” to ${path}.`, ['Open']);
+    if (pick === 'Open') await ui.openFile(path);
+    return { kind: 'exported', path };
   }
   if (choice === 'relocate') {
-    // PROTOCOL.md offers `relocate` as a blocked choice but defines no request for it yet;
-    // we send it as a resume decision so the server can accept it once specified.
-    const result = await request('session/resume', { thread_id: id, workspace, decision: 'relocate' as never });
+    const result = await request('session/resume', { thread_id: id, workspace, decision: 'relocate' });
     await showOutcome(ui, result.report, name, 'Relocated');
     return { kind: 'resumed', result };
   }

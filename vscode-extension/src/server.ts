@@ -50,6 +50,8 @@ export class SessionServer implements Disposable {
       transport: TransportKind.stdio,
       options: { env: { ...process.env, ...launch.env }, ...(cwd ? { cwd } : {}) },
     };
+    const policy = new RestartPolicy();
+    let gaveUp = false;
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.log,
@@ -63,6 +65,7 @@ export class SessionServer implements Disposable {
         closed: () => {
           const d = policy.shouldRestart();
           if (!d.restart) {
+            gaveUp = true;
             this.log.error(`Server connection closed; not restarting: ${d.reason}`);
             this.hooks.onPhase('failed');
           }
@@ -72,7 +75,6 @@ export class SessionServer implements Disposable {
         },
       },
     };
-    const policy = new RestartPolicy();
     const client = new LanguageClient('sessionKeeper', 'Session Keeper', serverOptions, clientOptions);
     client.onNotification(Notification.didChange, (status: Status | null) => this.hooks.onStatus(status ?? null));
     client.onDidChangeState((e) => {
@@ -80,9 +82,11 @@ export class SessionServer implements Disposable {
       if (e.newState === State.Running) {
         policy.markRunning();
         this.hooks.onPhase('running');
+      } else if (e.newState === State.Starting) {
+        this.hooks.onPhase('starting');
+      } else {
+        this.hooks.onPhase(gaveUp ? 'failed' : 'stopped');
       }
-      else if (e.newState === State.Starting) this.hooks.onPhase('starting');
-      else this.hooks.onPhase('stopped');
     });
     this.client = client;
     const t0 = Date.now();

@@ -111,6 +111,10 @@ export async function openUntitledJson(content: string): Promise<void> {
   await vscode.window.showTextDocument(doc);
 }
 
+export async function openFile(path: string): Promise<void> {
+  await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
+}
+
 export function writeClipboard(text: string): Thenable<void> {
   return vscode.env.clipboard.writeText(text);
 }

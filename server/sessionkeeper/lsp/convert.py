@@ -168,33 +168,11 @@ def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
 # ---- results ------------------------------------------------------------------------------------
 
 
-def _progress(summary: dict[str, Any] | None, key: str, fields: tuple[str, str]) -> Any:
-    value = (summary or {}).get(key)
-    if not isinstance(value, dict) or value.get(fields[1]) is None:
-        return None
-    return {fields[0]: value.get(fields[0], 0), fields[1]: value[fields[1]]}
+def thread_summary(row: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """A ThreadSummary from an index row (see recovery.summary.thread_summary)."""
+    from ..recovery.summary import thread_summary as summarize
 
-
-def thread_summary(row: dict[str, Any], *, live: dict[str, Any] | None = None,
-                   state: str | None = None) -> dict[str, Any]:
-    """A ThreadSummary from an index row (plus the live summary of the current session)."""
-    summary = live or row.get("summary") or {}
-    return {
-        "thread_id": row["thread_id"],
-        "title": summary.get("title") or row.get("title"),
-        "cwd": row.get("cwd"),
-        "branch": summary.get("branch") if live else row.get("branch"),
-        "created_at": row.get("created_at"),
-        "last_activity": row.get("last_activity"),
-        "archived": bool(row.get("archived")),
-        "session_count": row.get("session_count") or 0,
-        "event_count": row.get("event_count") or 0,
-        "damaged": bool(row.get("damaged")),
-        "todos": _progress(summary, "todos", ("done", "total")),
-        "tests": _progress(summary, "tests", ("passed", "total")),
-        "cost_usd": summary.get("cost_usd"),
-        "state": state,
-    }
+    return summarize(row, **kw)
 
 
 def session_summary(row: dict[str, Any]) -> dict[str, Any]:

@@ -106,16 +106,16 @@ async def session_list(ls: Server, p: Any) -> dict[str, Any]:
     cursor = convert.decode_cursor(p.cursor)
 
     def work() -> dict[str, Any]:
-        rows = ls.keeper.list(workspace=workspace, include_archived=p.all, cursor=cursor,
-                              limit=p.limit)
+        threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
+                                    limit=p.limit)
         current = ls.session
-        live = current.summary() if current is not None else None
-        threads = [convert.thread_summary(
-            row, live=live if current is not None and row["thread_id"] == current.thread_id
-            else None, state=ls.verdict if current is not None
-            and row["thread_id"] == current.thread_id else None) for row in rows]
-        more = len(rows) == p.limit
-        return {"threads": threads, "next_cursor": convert.encode_cursor(rows[-1]) if more else None}
+        if current is not None:  # the open thread: its live state and the verdict it resumed with
+            live = current.summary()
+            threads = [convert.thread_summary(t, live=live, state=ls.verdict or t["state"])
+                       if t["thread_id"] == current.thread_id else t for t in threads]
+        more = len(threads) == p.limit
+        cursor_out = convert.encode_cursor(threads[-1]) if more else None
+        return {"threads": threads, "next_cursor": cursor_out}
 
     return await ls.run(work)
 

@@ -8,9 +8,10 @@ import type { ShowResult, TimelineEntry } from '../protocol';
 
 export const SCHEME = 'sessionkeeper';
 
-/** Path of the details document of one thread, e.g. `/thread/<id>.md`. */
-export function detailsPath(threadId: string): string {
-  return `/thread/${threadId}.md`;
+/** Path of the details document of one thread, e.g. `/thread/<id>/Fix payment.md` (the tab shows the title). */
+export function detailsPath(threadId: string, title?: string): string {
+  const name = (title ?? '').replace(/[\\/:*?"<>|#%\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 60) || threadId;
+  return `/thread/${threadId}/${name}.md`;
 }
 
 /** Path of a resume report document. */
@@ -20,7 +21,7 @@ export function reportPath(threadId: string): string {
 
 /** The thread id in a details path, or undefined for any other path. */
 export function threadIdFromPath(path: string): string | undefined {
-  const m = /^\/thread\/([^/]+)\.md$/.exec(path);
+  const m = /^\/thread\/([^/]+)\/[^/]*\.md$/.exec(path);
   return m?.[1];
 }
 
@@ -55,6 +56,7 @@ export function renderDetails(show: ShowResult, now: Date = new Date()): string 
     `| Todos | ${fraction(t.todos) ?? '—'} |`,
     `| Tests | ${fraction(t.tests) ?? '—'} |`,
     `| Sessions / events | ${t.session_count} / ${t.event_count} |`,
+    ...(typeof t.cost_usd === 'number' ? [`| Cost | $${t.cost_usd.toFixed(2)} |`] : []),
     '',
     `## Sessions (${show.sessions.length})`,
     '',
@@ -63,7 +65,13 @@ export function renderDetails(show: ShowResult, now: Date = new Date()): string 
     const extra = Object.entries(s).filter(([k]) => k !== 'session_id').map(([k, v]) => `${k}: ${brief(v, 60)}`);
     out.push(`- \`${s.session_id}\`${extra.length ? ` — ${extra.join(', ')}` : ''}`);
   }
-  out.push('', `## Timeline (${show.timeline.length} events)`, '', '```text');
+  if (show.damaged?.length) {
+    out.push('', '## Damaged records', '');
+    for (const d of show.damaged) out.push(`- session \`${d.session_id}\` line ${d.line}: ${d.reason}`);
+  }
+  const total = show.timeline_total ?? show.timeline.length;
+  const shown = total > show.timeline.length ? `, the last ${show.timeline.length} of ${total}` : '';
+  out.push('', `## Timeline (${total} events${shown})`, '', '```text');
   for (const e of show.timeline) out.push(renderTimelineEntry(e));
   out.push('```', '');
   return out.join('\n');

@@ -130,6 +130,11 @@ export function renderOutcome(report: Report, title: string, verb = 'Resumed'): 
   facts.push(tests ? `tests ${tests}${report.rerun_verifier ? ' (stale)' : ''}` : 'tests not run');
 
   const attention: string[] = [];
+  // A fork is recorded in the current environment: it does not continue over the differences.
+  if (report.verdict === 'drift' && report.differences.length && verb !== 'Forked') {
+    const kinds = [...new Set(report.differences.map((d) => KIND_LABEL[d.kind] ?? d.kind))].join(', ').toLowerCase();
+    attention.push(`Continuing over ${report.differences.length} recorded difference${report.differences.length === 1 ? '' : 's'} (${kinds}).`);
+  }
   for (const op of report.in_doubt_operations ?? []) {
     attention.push(`Operation ${op.operation_id} (${op.tool}, event ${op.seq}) started but never committed — check it before redoing it.`);
   }
@@ -143,7 +148,7 @@ export function renderOutcome(report: Report, title: string, verb = 'Resumed'): 
   for (const q of report.quarantined ?? []) attention.push(`Quarantined ${q.bytes} bytes of a torn log tail (${q.path}).`);
   for (const h of report.hook_failures ?? []) attention.push(`Hook ${h.hook} (${h.source}) failed: ${h.error}`);
 
-  const needs = attention.length ? ` — ${attention.length} item${attention.length === 1 ? '' : 's'} need attention` : '';
+  const needs = attention.length ? ` — ${attention.length} ${attention.length === 1 ? 'item needs' : 'items need'} attention` : '';
   return {
     severity: attention.length ? 'warning' : 'info',
     message: `${verb} “${title}”: ${facts.join(', ')}${needs}.`,

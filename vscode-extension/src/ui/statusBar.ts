@@ -54,8 +54,8 @@ export function renderTooltip(status: Status): string {
     `Thread: ${status.thread_id}`,
     `Session: ${status.session_id} (${shortId(status.session_id)})`,
     `Branch: ${status.branch ?? '—'}`,
-    `Todos: ${fraction(status.todos) ?? 'none'} done`,
-    `Tests: ${fraction(status.tests) ?? 'not run'} passed`,
+    `Todos: ${fraction(status.todos)?.concat(' done') ?? 'none'}`,
+    `Tests: ${fraction(status.tests)?.concat(' passed') ?? 'not run'}`,
     `Cost: $${(status.cost_usd ?? 0).toFixed(2)}`,
   ];
   if (status.verdict) lines.push(`Last resume verdict: ${status.verdict}`);

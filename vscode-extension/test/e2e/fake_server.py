@@ -170,7 +170,15 @@ def session_resume(ls: FakeServer, params) -> dict:
     t = find(params["thread_id"])
     decision = params.get("decision") or "continue"
     rep = report_of(t)
-    if decision in ("cancel", "switch_back"):
+    rep["decision"] = decision
+    if decision == "switch_back":  # like the real server: show the command, never run it
+        rep["switch_back"] = f"git checkout {t['branch']}"
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"Run: {rep['switch_back']}"))
+    if decision == "export":
+        rep["export_path"] = os.path.join(os.environ.get("SESSIONKEEPER_HOME") or "/tmp", f"export-{t['thread_id']}.jsonl")
+        with open(rep["export_path"], "w", encoding="utf-8") as f:
+            f.write(json.dumps({"thread": t}) + "\n")
+    if decision in ("cancel", "switch_back", "export"):
         return {"report": rep, "thread_id": t["thread_id"], "session_id": None}
     set_current(ls, status_of(t, rep["verdict"]))
     return {"report": rep, "thread_id": t["thread_id"], "session_id": str(uuid.uuid4())}
@@ -185,6 +193,8 @@ def session_fork(ls: FakeServer, params) -> dict:
 @server.feature("session/archive")
 def session_archive(ls: FakeServer, params) -> dict:
     record("session/archive", params)
+    if ls.current and ls.current["thread_id"] == params["thread_id"]:
+        set_current(ls, None)
     return {"thread_id": params["thread_id"], "archived": True}
 
 

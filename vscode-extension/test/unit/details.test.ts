@@ -6,6 +6,8 @@ import { NOW, thread } from './fixtures';
 
 test('details paths round-trip the thread id', () => {
   assert.equal(threadIdFromPath(detailsPath('abc')), 'abc');
+  assert.equal(detailsPath('abc', 'Fix: a/b #1'), '/thread/abc/Fix a b 1.md');
+  assert.equal(threadIdFromPath(detailsPath('abc', 'Fix: a/b #1')), 'abc');
   assert.equal(threadIdFromPath('/report/abc.md'), undefined);
 });
 
@@ -20,6 +22,16 @@ test('details document has the thread table, sessions and timeline', () => {
   assert.match(md, /\| Branch \| fix\/payment \|/);
   assert.match(md, /## Sessions \(1\)\n\n- `s1` — started_at: x/);
   assert.match(md, /## Timeline \(1 events\)/);
+});
+
+test('details say when the timeline is truncated and list damaged records', () => {
+  const md = renderDetails({
+    thread: thread({ cost_usd: 1.5 }), sessions: [], timeline: [{ seq: 900, type: 'todo', summary: 'x' }], timeline_total: 901,
+    damaged: [{ session_id: 's1', line: 7, kind: 'checksum', reason: 'checksum mismatch' }],
+  }, NOW);
+  assert.match(md, /## Timeline \(901 events, the last 1 of 901\)/);
+  assert.match(md, /- session `s1` line 7: checksum mismatch/);
+  assert.match(md, /\| Cost \| \$1\.50 \|/);
 });
 
 test('relative time covers minutes, hours, days and old dates', () => {

@@ -50,6 +50,24 @@ test('outcome of a clean resume is informational with todos and tests', () => {
   assert.deepEqual(o.attention, []);
 });
 
+test('outcome of a resume over drift says it continued over the differences', () => {
+  const o = renderOutcome(DRIFT, 'T');
+  assert.equal(o.severity, 'warning');
+  assert.equal(o.attention[0], 'Continuing over 3 recorded differences (branch, head commit, file changed).');
+});
+
+test('outcome of a fork over drift does not claim to continue over the differences', () => {
+  const o = renderOutcome(DRIFT, 'T', 'Forked');
+  assert.equal(o.severity, 'info');
+  assert.deepEqual(o.attention, []);
+  assert.match(o.message, /^Forked “T”: /);
+});
+
+test('outcome counts one attention item in the singular', () => {
+  const o = renderOutcome(report({ in_doubt_operations: [{ operation_id: 'op-7', tool: 'shell', seq: 40 }] }), 'T');
+  assert.match(o.message, / — 1 item needs attention\.$/);
+});
+
 test('outcome flags in-doubt operations, stale verifier, quarantine and hook failures', () => {
   const o = renderOutcome(report({
     in_doubt_operations: [{ operation_id: 'op-7', tool: 'shell', seq: 40 }],
@@ -79,5 +97,5 @@ test('report markdown has the verdict, differences and attention items', () => {
   const md = renderReportMarkdown({ ...DRIFT, in_doubt_operations: [{ operation_id: 'op-1', tool: 'edit', seq: 3 }] }, 'T');
   assert.match(md, /Verdict: \*\*drift\*\*/);
   assert.match(md, /## Differences \(recorded → now\)\n- Branch: recorded fix\/payment → now main/);
-  assert.match(md, /## Needs attention\n- Operation op-1/);
+  assert.match(md, /## Needs attention\n- Continuing over 3 recorded differences.*\n- Operation op-1/);
 });

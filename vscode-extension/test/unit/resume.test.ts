@@ -6,22 +6,23 @@ import { DRIFT, report } from './fixtures';
 
 interface Call { method: string; params: unknown }
 
-function fakes(check: Report, answers: { modal?: string; notify?: string } = {}) {
+function fakes(check: Report, answers: { modal?: string; notify?: string } = {}, server: Partial<Report> = {}) {
   const calls: Call[] = [];
   const shown: { kind: string; message: string; detail?: string; labels: string[] }[] = [];
   const request = (async (method: string, params: unknown) => {
     calls.push({ method, params });
     if (method === 'session/checkResume') return check;
-    if (method === 'session/resume') return { report: { ...check, verdict: 'ok' }, thread_id: (params as { decision?: string }).decision === 'fork' ? 'new-thread' : check.thread_id, session_id: 'sess-2' } satisfies ResumeResult;
+    if (method === 'session/resume') return { report: { ...check, verdict: 'ok', ...server }, thread_id: (params as { decision?: string }).decision === 'fork' ? 'new-thread' : check.thread_id, session_id: 'sess-2' } satisfies ResumeResult;
     if (method === 'session/fork') return { thread_id: 'forked', session_id: 'sess-f' };
     throw new Error(`unexpected ${method}`);
   }) as Requester;
-  const ui: ResumeUi & { copied?: string; exported?: string } = {
+  const ui: ResumeUi & { copied?: string; exported?: string; opened?: string } = {
     modal: async (kind, message, detail, labels) => { shown.push({ kind, message, detail, labels }); return answers.modal; },
     notify: async (kind, message, labels) => { shown.push({ kind, message, labels }); return answers.notify; },
     showReport: async () => undefined,
     exportThread: async (id) => { ui.exported = id; },
     copy: async (t) => { ui.copied = t; },
+    openFile: async (p) => { ui.opened = p; },
   };
   return { calls, shown, ui, deps: { request, ui, workspace: '/ws' } };
 }
@@ -83,6 +84,25 @@ test('blocked explains why and can fork or export', async () => {
   assert.deepEqual(f.calls[1], { method: 'session/fork', params: { thread_id: blocked.thread_id, workspace: '/ws' } });
 
   const g = fakes(blocked, { modal: 'Export' });
-  assert.equal((await resumeFlow(g.deps, 'tid')).kind, 'exported');
-  assert.equal(g.ui.exported, blocked.thread_id);
+  assert.deepEqual(await resumeFlow(g.deps, 'tid'), { kind: 'exported', path: undefined });
+  assert.equal(g.ui.exported, blocked.thread_id, 'no export_path from the server: client-side export');
+});
+
+test('export and relocate are sent to the server as resume decisions', async () => {
+  const blocked = report({ verdict: 'blocked', choices: ['relocate', 'fork', 'export'] });
+  const e = fakes(blocked, { modal: 'Export', notify: 'Open' }, { export_path: '/tmp/x.jsonl' });
+  assert.deepEqual(await resumeFlow(e.deps, 'tid', 'T'), { kind: 'exported', path: '/tmp/x.jsonl' });
+  assert.equal((e.calls[1]?.params as { decision: string }).decision, 'export');
+  assert.equal(e.ui.opened, '/tmp/x.jsonl');
+  assert.equal(e.ui.exported, undefined);
+
+  const r = fakes(blocked, { modal: 'Relocate' });
+  assert.equal((await resumeFlow(r.deps, 'tid')).kind, 'resumed');
+  assert.equal((r.calls[1]?.params as { decision: string }).decision, 'relocate');
+});
+
+test('switch back is not announced twice when the server already showed its command', async () => {
+  const f = fakes(DRIFT, { modal: 'Switch back' }, { switch_back: 'git switch fix/payment' });
+  assert.deepEqual(await resumeFlow(f.deps, 'tid'), { kind: 'switch_back', command: 'git switch fix/payment' });
+  assert.equal(f.shown.length, 1, 'only the drift dialog');
 });

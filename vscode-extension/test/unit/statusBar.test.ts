@@ -43,6 +43,13 @@ test('tooltip lists ids, todos, tests and cost', () => {
   }
 });
 
+test('tooltip says plainly when there are no todos and no test run', () => {
+  const t = renderStatus(status({ todos: { done: 0, total: 0 }, tests: null })).tooltip;
+  assert.ok(t.includes('Tests: not run\n'), t);
+  assert.ok(!t.includes('not run passed'), t);
+  assert.ok(t.includes('Todos: ') && !t.includes('none done'), t);
+});
+
 test('server phases render without a session', () => {
   assert.match(renderStatus(null, 'starting').text, /sync~spin/);
   const failed = renderStatus(status(), 'failed');
