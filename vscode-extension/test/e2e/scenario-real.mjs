@@ -69,13 +69,14 @@ export async function realScenario(t) {
 
   if (!seed) return;
 
-  await check('the picker lists both threads, newest first, with branch and progress', async () => {
+  await check('the picker lists both threads, newest first, with branch, progress and resume state', async () => {
     const list = await openPicker();
     if (list.length !== 2) throw new Error(`${list.length} thread rows: ${JSON.stringify(list)}`);
     // Drifted was recorded after Clean, so it is first.
     if (!list[0].includes(drifted.title) || !list[1].includes(clean.title)) throw new Error(`order: ${JSON.stringify(list)}`);
-    mustInclude('drifted row', list[0], ['fix/payment', 'todos 0/2', 'tests not run']);
+    mustInclude('drifted row', list[0], ['fix/payment', 'todos 0/2', 'tests not run', 'drift']);
     mustInclude('clean row', list[1], ['main', 'todos 1/3', 'tests 7/9']);
+    if (list[1].includes('drift')) throw new Error(`the clean row says drift: ${list[1]}`);
     await shot('02-picker-two-threads.png');
     await page.keyboard.press('Escape');
   });
@@ -102,12 +103,11 @@ export async function realScenario(t) {
     // The fork is recorded in this environment; it does not continue over the differences.
     if ((await toast.innerText()).includes('Continuing over')) throw new Error(`fork toast: ${await toast.innerText()}`);
     // The fork is recorded here (branch main) and is not a drift: no warning icon.
-    await waitStatus(new RegExp(`^history\\s+${drifted.title}\\s+git-branch\\s+main\\b`), `the fork of "${drifted.title}" on main`);
+    await waitStatus(new RegExp(`^history\\s+${drifted.title} \\(fork\\)\\s+git-branch\\s+main\\b`), `the fork "${drifted.title} (fork)" on main`);
     const threads = storeThreads();
     const fork = threads.find((x) => x.thread_id !== clean.thread_id && x.thread_id !== drifted.thread_id);
     if (threads.length !== 3 || !fork) throw new Error(`store after fork: ${JSON.stringify(threads.map((x) => [x.title, x.thread_id]))}`);
-    // `list --json` prints forked_from as the index's JSON text; the LSP side parses it.
-    const ff = typeof fork.forked_from === 'string' ? JSON.parse(fork.forked_from) : fork.forked_from;
+    const ff = fork.forked_from;
     const from = ff?.thread_id;
     if (from !== drifted.thread_id) throw new Error(`fork ${fork.thread_id} forked_from ${JSON.stringify(fork.forked_from)}`);
     forkId = fork.thread_id;
@@ -122,7 +122,7 @@ export async function realScenario(t) {
   await check('the picker then lists 3 threads, the fork (on main) first', async () => {
     const list = await openPicker();
     if (list.length !== 3) throw new Error(`${list.length} thread rows: ${JSON.stringify(list)}`);
-    if (!list[0].includes(drifted.title) || !list[0].includes('main')) throw new Error(`first row: ${list[0]}`);
+    if (!list[0].includes(`${drifted.title} (fork)`) || !list[0].includes('main')) throw new Error(`first row: ${list[0]}`);
     if (list.filter((s) => s.includes(drifted.title)).length !== 2) throw new Error(`rows: ${JSON.stringify(list)}`);
     await shot('05-picker-three-threads.png');
     await page.keyboard.press('Escape');
