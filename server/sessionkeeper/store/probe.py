@@ -12,16 +12,16 @@ from .layout import parse_rollout_name
 _PROBE = 1 << 16
 
 
-def _last_record(fd: int, size: int) -> dict[str, Any] | None:
+def _last_record(fd: int, size: int, head: bytes) -> dict[str, Any] | None:
     """The last complete, valid record of the file (None if the last two candidates fail)."""
-    window = min(size, _PROBE)
-    while True:
+    window, data = min(size, _PROBE), head
+    while len(data) < size:  # `head` did not hold the whole file: read backwards from the end
         data = os.pread(fd, window, size - window)
-        lines = data.split(b"\n")
-        if len(lines) >= 3 or window == size:
+        if data.count(b"\n") >= 2 or window == size:
             break
         window = min(size, window * 4)
-    candidates = lines[1:-1] if window < size else lines[:-1]
+    lines = data.rsplit(b"\n", 3)
+    candidates = lines[1:-1] if len(data) < size else lines[:-1]
     for line in reversed(candidates[-2:]):
         try:
             return unframe(line)
@@ -78,7 +78,7 @@ def probe(path: Path | str, *, archived: bool) -> dict[str, Any] | str:
             return f"no session_meta ({exc})"
         if meta.get("type") != "session_meta":
             return "no session_meta"
-        last = _last_record(fd, info.st_size)
+        last = _last_record(fd, info.st_size, head)
     finally:
         os.close(fd)
     return session_row(meta, path=path, archived=archived, last=last, size=info.st_size,
