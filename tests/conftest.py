@@ -19,6 +19,17 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout.strip()
 
 
+def init_repo(root: Path, files: dict[str, str], *, message: str = "initial") -> Path:
+    """A real git repository at `root` on `main` with `files` in one commit."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", message)
+    return root
+
+
 @pytest.fixture
 def store_dir(tmp_path: Path) -> Path:
     """An empty, private store directory."""
@@ -28,12 +39,7 @@ def store_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A real git repository on branch fix/payment with two source files, one commit."""
-    root = tmp_path / "repo-a"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "payment.py").write_text("def charge(amount):\n    return amount\n")
-    (root / "test_payment.py").write_text("from payment import charge\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "initial")
+    root = init_repo(tmp_path / "repo-a", {"payment.py": "def charge(amount):\n    return amount\n",
+                                            "test_payment.py": "from payment import charge\n"})
     git(root, "checkout", "-q", "-b", "fix/payment")
     return root

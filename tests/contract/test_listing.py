@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sessionkeeper.api import Keeper
 
-from ..conftest import git
+from ..conftest import git, init_repo
 
 
 def test_listing_estimates_ok_drift_and_blocked_without_reading_rollouts(store_dir, repo, tmp_path):
@@ -14,12 +14,7 @@ def test_listing_estimates_ok_drift_and_blocked_without_reading_rollouts(store_d
     git(repo, "checkout", "-q", "-b", "other")
     keeper.start(repo, title="on other").close()
     git(repo, "checkout", "-q", "fix/payment")
-    elsewhere = tmp_path / "unrelated"
-    elsewhere.mkdir()
-    git(elsewhere, "init", "-q", "-b", "main")
-    (elsewhere / "f").write_text("f")
-    git(elsewhere, "add", ".")
-    git(elsewhere, "commit", "-q", "-m", "x")
+    elsewhere = init_repo(tmp_path / "unrelated", {"f": "f"})
     foreign = keeper.start(elsewhere, title="foreign")
     foreign.close()
     (store_dir / "sessions").rename(store_dir / "away")  # listing must not read rollouts
@@ -37,11 +32,7 @@ def test_listing_estimates_blocked_when_another_repository_took_the_path(store_d
     """Fixture: a thread recorded in a repository later replaced by an unrelated one."""
     place = tmp_path / "project"
     for n in (1, 2):
-        place.mkdir()
-        git(place, "init", "-q", "-b", "main")
-        (place / "f").write_text(f"repository {n}")
-        git(place, "add", ".")
-        git(place, "commit", "-q", "-m", f"root {n}")
+        init_repo(place, {"f": f"repository {n}"}, message=f"root {n}")
         if n == 1:
             Keeper(store_dir).start(place, title="old repo").close()
             __import__("shutil").rmtree(place)

@@ -14,7 +14,7 @@ from sessionkeeper.recovery.lifecycle import Hook
 from sessionkeeper.store.codec import frame
 from sessionkeeper.store.reader import read_rollout
 
-from ..conftest import git
+from ..conftest import git, init_repo
 from ..seed import crash, record_seed
 
 
@@ -105,12 +105,7 @@ def test_cwd_deleted_blocks(seeded, repo):
 def test_other_repository_blocks(seeded, tmp_path):
     """Fixture: seeded; resume attempted from an unrelated repository."""
     keeper, thread, _ = seeded
-    other = tmp_path / "repo-b"
-    other.mkdir()
-    git(other, "init", "-q", "-b", "main")
-    (other / "x").write_text("x")
-    git(other, "add", ".")
-    git(other, "commit", "-q", "-m", "unrelated")
+    other = init_repo(tmp_path / "repo-b", {"x": "x"}, message="unrelated")
     report = keeper.check_resume(thread, workspace=str(other))
     assert report.verdict == "blocked"
     assert [d.kind for d in report.differences] == ["other_repository"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from ..conftest import git
+from ..conftest import git, init_repo
 from ._client import Client, start_client, stop_client
 
 
@@ -21,12 +21,7 @@ def sha256(path: Path) -> str:
 
 def make_workspace(root: Path) -> Path:
     """Create a real git repository at `root` on branch fix/payment with one commit."""
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    (root / "payment.py").write_text("def charge(amount):\n    return amount\n")
-    (root / "README.md").write_text("demo\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "initial")
+    init_repo(root, {"payment.py": "def charge(amount):\n    return amount\n", "README.md": "demo\n"})
     git(root, "checkout", "-q", "-b", "fix/payment")
     return root
 
