@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .errors import InvalidEvent
 from .events import Durability, Event, event_body
 from .ids import operation_id as valid_operation_id
 from .redact import redact_json
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from .api import Keeper
     from .recovery.state import SessionState
     from .store.store import SessionWriter
+
+
+_OWN_TYPES = frozenset({"session_meta", "snapshot"})
 
 
 def args_digest(args: Any) -> str:
@@ -65,41 +69,56 @@ class Session:
 
     def record_many(self, events: list[dict[str, Any] | Event], *,
                     durability: Durability | None = None) -> list[Ack]:
-        """Append events in order (one write); re-delivered operations are acknowledged, not written."""
-        acks: list[Ack | None] = []
+        """Append events in order (one write); a re-delivered operation is acknowledged with the
+        seq of its first delivery and counted as a duplicate, never written again."""
         bodies: list[bytes] = []
-        for event in events:
-            body = self._body(event)
-            duplicate = self._duplicate_of(body)
-            acks.append(duplicate)
-            if duplicate is None:
-                bodies.append(body)
-        written = iter(self.writer.append(bodies, durability) if bodies else [])
-        out: list[Ack] = []
-        for ack in acks:
-            if ack is None:
-                ack = next(written)
-            out.append(ack)
-        self._fold(bodies, [a for a in out if not a.duplicate])
+        plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
+        first_in_batch: dict[tuple[str, str], int] = {}
+        for kind, body in map(self._body, events):
+            if kind == "operation":
+                record = orjson.loads(body)
+                key = (record["operation_id"], record["status"])
+                known = self._delivered(record)
+                if known is not None:
+                    plan.append(("known", known, record))
+                    continue
+                if key in first_in_batch:
+                    plan.append(("again", first_in_batch[key], record))
+                    continue
+                first_in_batch[key] = len(bodies)
+            plan.append(("new", len(bodies), None))
+            bodies.append(body)
+        written = self.writer.append(bodies, durability) if bodies else []
+        self._fold(bodies, written)
+        out = []
+        for how, ref, record in plan:
+            if how == "new":
+                out.append(written[ref])
+                continue
+            first = ref if how == "known" else written[ref]
+            self.state.apply({**record, "seq": None})  # counted as a duplicate delivery
+            out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: dict[str, Any] | Event) -> bytes:
-        if isinstance(event, dict) and event.get("type") == "operation":
+    def _body(self, event: dict[str, Any] | Event) -> tuple[str, bytes]:
+        """(type, the encoded and redacted body); the server's own record types are refused."""
+        kind = event.get("type") if isinstance(event, dict) else getattr(event, "type", None)
+        if isinstance(kind, str) and kind in _OWN_TYPES:
+            raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
+        if isinstance(event, dict) and kind == "operation":
             if "args" in event and "args_digest" not in event:
                 event = {**event, "args_digest": args_digest(event["args"])}
             valid_operation_id(event.get("operation_id"))
         body = event_body(event)
-        return redact_json(body) if self.keeper.redact else body
+        return kind, redact_json(body) if self.keeper.redact else body
 
-    def _duplicate_of(self, body: bytes) -> Ack | None:
-        if not body.startswith(b'{"type":"operation"'):
-            return None
-        record = orjson.loads(body)
+    def _delivered(self, record: dict[str, Any]) -> Ack | None:
+        """The ack of an earlier delivery of the same (operation_id, status), if any."""
         entry = self.state["operations"].lookup(record["operation_id"])
         if entry is None or record["status"] not in entry["statuses"]:
             return None
-        self.state.apply({**record, "seq": None})  # counted as a duplicate delivery, not written
-        return Ack(entry["seq"], Durability.WRITTEN, duplicate=True)
+        seq = entry["started_seq"] if record["status"] == "started" else entry["seq"]
+        return Ack(seq, Durability.WRITTEN)
 
     def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
         for body, ack in zip(bodies, acks, strict=True):

@@ -277,3 +277,28 @@ def test_idle_reset_policy_clears_the_context_but_keeps_the_rest(seeded, repo, s
     plain, again = Keeper(store_dir).resume(thread, workspace=str(repo))
     assert plain.reset is None  # the default policy is none
     again.close()
+
+
+def test_an_operation_delivered_twice_in_one_batch_is_written_once(store_dir, repo):
+    """Fixture: a seed session; one record_many carrying the same commit twice."""
+    session = record_seed(Keeper(store_dir), repo)
+    commit = {"type": "operation", "operation_id": "op-deploy-1", "tool": "shell",
+              "status": "committed", "result_persisted": True, "result": {"exit": 0}}
+    first, again = session.record_many([commit, dict(commit)])
+    assert (first.duplicate, again.duplicate, again.seq) == (False, True, first.seq)
+    assert session.state["operations"].counts()["duplicates"] == 1
+    lines = session.writer.path.read_bytes().count(b'"status":"committed"')
+    session.close()
+    assert lines == 1
+
+
+def test_callers_cannot_forge_the_servers_own_records(store_dir, repo):
+    """Fixture: a fresh session; a snapshot and a session_meta offered through record()."""
+    from sessionkeeper.errors import InvalidEvent
+
+    session = Keeper(store_dir).start(repo)
+    for forged in ({"type": "snapshot", "through_seq": 1, "state": {}},
+                   {"type": "session_meta", "thread_id": "x", "session_id": "y", "cwd": "/"}):
+        with pytest.raises(InvalidEvent, match="written by Session Keeper itself"):
+            session.record(forged)
+    session.close()
