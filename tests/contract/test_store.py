@@ -156,3 +156,22 @@ def test_resumed_and_forked_sessions_record_their_lineage(store_dir, repo):
                                                "session_id": first.session_id, "seq": 4}
     assert fork.summary()["todos"]["total"] == 0  # todos were recorded after seq 4
     fork.close()
+
+
+def test_an_index_that_fails_mid_query_is_rebuilt_and_asked_again(store_dir, repo):
+    """Fixture: two closed threads; the root page of the listing's SQLite index overwritten."""
+    keeper = Keeper(store_dir)
+    threads = sorted(record_seed(keeper, repo, close=True).thread_id for _ in range(2))
+    keeper.store.index().db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    keeper.store.index().close()
+    db = store_dir / "state.db"
+    with sqlite3.connect(db) as con:
+        page = con.execute("SELECT rootpage FROM sqlite_master WHERE name='threads_recent'"
+                           ).fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(page - 1) * 4096: page * 4096] = b"\xa5" * 4096
+    db.write_bytes(bytes(data))
+    fresh = Keeper(store_dir)
+    fresh.store.index()  # opens fine: the damage is only met by the listing query
+    assert sorted(t["thread_id"] for t in fresh.list()) == threads
+    assert list(store_dir.glob("state.db.corrupt-*"))

@@ -80,6 +80,11 @@ class Recorder:
         self._closed = False
 
     @property
+    def size(self) -> int:
+        """Bytes handed to the kernel so far (the file's size as this writer knows it)."""
+        return self._written
+
+    @property
     def read_only_reason(self) -> str | None:
         """Why the recorder no longer accepts records, or None."""
         if self._failure is not None:

@@ -40,7 +40,6 @@ class SessionWriter:
         self._lock = lock
         self.recorder = recorder
         self.summary: dict[str, Any] | None = None
-        self.last_ts: str | None = meta.get("ts")
         self._indexed_at = time.monotonic()
 
     @property
@@ -71,7 +70,7 @@ class SessionWriter:
         self._indexed_at = time.monotonic()
         row = session_row(self.meta, path=self.path, archived=False,
                           last={"seq": self.last_seq, "ts": _now_iso()},
-                          size=self.recorder._written, inode=None, summary=self.summary)
+                          size=self.recorder.size, inode=None, summary=self.summary)
         self.store.index_upsert([row])
 
     def close(self) -> None:
@@ -106,6 +105,18 @@ class Store:
             self.rebuild(progress)
             self._index = Index(path)
         return self._index
+
+    def _query(self, ask: Callable[[Index], Any]) -> Any:
+        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again."""
+        try:
+            return ask(self.index())
+        except IndexUnavailable:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+            self._set_aside(self.layout.index_path)
+            self.rebuild()
+            return ask(self.index())
 
     def _set_aside(self, path: Path) -> None:
         if path.exists():
@@ -186,7 +197,7 @@ class Store:
         from .repair import quarantine_tail
 
         path = self.session_path(session_id)
-        row = self.index().session(ids.session_id(session_id))
+        row = self._query(lambda index: index.session(ids.session_id(session_id)))
         thread = row["thread_id"] if row else ids.thread_id("")
         lock = self.lock_thread(thread, purpose="record")
         try:  # read under the lock: nothing can be in flight now
@@ -211,12 +222,12 @@ class Store:
 
     def list_threads(self, query: ListQuery) -> list[dict[str, Any]]:
         """A page of threads from the index (rebuilt first if it is missing or corrupt)."""
-        return self.index().list_threads(query)
+        return self._query(lambda index: index.list_threads(query))
 
     def thread_sessions(self, thread_id: str) -> list[dict[str, Any]]:
         """Session rows of a thread, oldest first; UnknownThread if there are none."""
         thread = ids.thread_id(thread_id)
-        rows = self.index().sessions(thread)
+        rows = self._query(lambda index: index.sessions(thread))
         rows = [r for r in rows if Path(r["path"]).exists()] or self._rescan(thread)
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
@@ -225,7 +236,7 @@ class Store:
     def _rescan(self, thread: str) -> list[dict[str, Any]]:
         """The index knew nothing (or only stale rows): rebuild it, then ask again."""
         self.rebuild()
-        return self.index().sessions(thread)
+        return self._query(lambda index: index.sessions(thread))
 
     def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
@@ -248,7 +259,7 @@ class Store:
     def session_path(self, session_id: str) -> Path:
         """The rollout of a session."""
         sid = ids.session_id(session_id)
-        row = self.index().session(sid)
+        row = self._query(lambda index: index.session(sid))
         if row is None:
             raise UnknownThread(f"no session {sid} in {self.layout.root}")
         return self.layout.contained(row["path"])
