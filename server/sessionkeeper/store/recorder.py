@@ -96,31 +96,33 @@ class Recorder:
         if durability is None:
             level = self.default
         else:
-            level = durability if type(durability) is Durability else Durability(durability)
+            level = durability if durability.__class__ is Durability else Durability(durability)
+        count = len(bodies)
         with self._write_lock:
             if self._failure is not None or self._closed:
                 self._ensure_writable()
             first = self.next_seq
+            self.next_seq = first + count
             ts = _CLOCK.now()
-            if len(bodies) == 1:
+            if count == 1:
                 lines = [frame(first, ts, bodies[0])]
             else:
                 lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
-            self.next_seq = first + len(lines)
             if level is Durability.NONE:
-                self._buffer.extend(lines)
+                self._buffer += lines
                 self._buffered += sum(map(len, lines))
                 if self._buffered >= _BUFFER_LIMIT:
                     self._flush_locked()
-            else:
+            elif self._buffer:
                 self._flush_locked(lines)
+            else:
+                self._write_locked(lines[0] if count == 1 else b"".join(lines), count)
             end = self._written
         if level is Durability.DURABLE:
             self._wait_synced(end)
-        reached = level if level is not Durability.NONE or not self._buffer else Durability.NONE
-        if len(lines) == 1:
-            return [Ack(first, reached)]
-        return [Ack(first + i, reached) for i in range(len(lines))]
+        if count == 1:
+            return [Ack(first, level)]
+        return [Ack(first + i, level) for i in range(count)]
 
     def flush(self, durability: Durability = Durability.WRITTEN) -> None:
         """Write out buffered records; with DURABLE also fsync them."""
@@ -155,14 +157,15 @@ class Recorder:
             raise SessionReadOnly(f"session is read-only ({reason})")
 
     def _flush_locked(self, lines: list[bytes] | None = None) -> None:
-        """Write buffered lines and then `lines` with one write (a failed one is cut off)."""
-        pending = self._buffer + lines if lines and self._buffer else (lines or self._buffer)
-        if not pending:
-            return
-        data = b"".join(pending) if len(pending) > 1 else pending[0]
-        count = len(pending)
+        """Write buffered lines and then `lines` with one write."""
+        pending = self._buffer + lines if lines else self._buffer
         self._buffer = []
         self._buffered = 0
+        if pending:
+            self._write_locked(b"".join(pending), len(pending))
+
+    def _write_locked(self, data: bytes, count: int) -> None:
+        """One write of `count` whole lines; a failed one is cut off and its seqs given back."""
         try:
             self.sink.write(data)
         except OSError as exc:
