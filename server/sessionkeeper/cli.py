@@ -18,8 +18,6 @@ import orjson
 from .errors import SessionKeeperError
 
 EXIT = {"ok": 0, "drift": 10, "blocked": 11}
-COMMANDS = ("serve", "start", "record", "list", "show", "fork", "archive", "unarchive", "fsck",
-            "reindex", "schema", "demo")
 
 
 def _emit(data: Any) -> None:

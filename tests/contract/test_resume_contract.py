@@ -100,6 +100,20 @@ def test_cwd_deleted_blocks(seeded, repo):
     assert report.verdict == "blocked"
     assert [d.kind for d in report.differences] == ["cwd_missing"]
     assert report.choices == ["relocate", "fork", "export"]
+    assert report.relocate_to is None
+
+
+def test_a_renamed_repository_is_found_and_offered_for_relocation(seeded, repo, tmp_path):
+    """Fixture: seeded; the repository renamed next to where it was; resumed from the old path."""
+    keeper, thread, _ = seeded
+    renamed = tmp_path / "repo-a-renamed"
+    shutil.move(repo, renamed)
+    report = keeper.check_resume(thread, workspace=str(repo))
+    assert report.verdict == "blocked" and report.relocate_to == str(renamed)
+    moved, session = keeper.resume(thread, workspace=report.relocate_to, decision="relocate")
+    assert moved.verdict == "drift" and [d.kind for d in moved.differences] == ["relocated"]
+    assert session is not None and session.writer.meta["cwd"] == str(renamed)
+    session.close()
 
 
 def test_other_repository_blocks(seeded, tmp_path):

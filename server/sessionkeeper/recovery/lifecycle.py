@@ -18,7 +18,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, get_args
 
-from ..events import Lifecycle, Source
+from ..events import Source
 
 SOURCES: tuple[str, ...] = get_args(Source)
 """Every lifecycle source (startup, resume, clear, compact, fork, idle_reset, archive, ...)."""
@@ -154,14 +154,6 @@ class HookRegistry:
     def run(self, source: str, context: Mapping[str, Any]) -> HookRun:
         """Run the hooks for `source` (see run_hooks)."""
         return run_hooks(source, context, hooks=self._hooks)
-
-
-def lifecycle_event(
-    source: str, reason: str = "", *, decision: str | None = None
-) -> dict[str, Any]:
-    """Return a validated `lifecycle` record body (no seq/ts) for a transition and its reason."""
-    event = Lifecycle(source=source, reason=reason, decision=decision)  # type: ignore[arg-type]
-    return event.model_dump(exclude_none=True, exclude={"seq", "ts"})
 
 
 class ResetPolicy(str, Enum):

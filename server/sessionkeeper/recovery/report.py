@@ -50,6 +50,7 @@ class Report(BaseModel):
     session_id: str | None = None  # the new session, when one was started
     new_thread_id: str | None = None  # the fork, when one was made
     export_path: str | None = None
+    relocate_to: str | None = None  # where the recorded repository now lives (cwd missing)
     reset: str | None = None  # why the reset policy cleared the context on this resume
     title: str | None = None
     todos: dict[str, Any] = Field(default_factory=dict)

@@ -18,7 +18,7 @@ from .. import ids
 from ..errors import InvalidEvent, UnknownThread
 from ..store.layout import ensure_private_dir
 from ..store.repair import quarantine_tail
-from .baseline import BLOCKING_KINDS, current_workspace, verdict_of
+from .baseline import BLOCKING_KINDS, current_workspace, find_by_identity, verdict_of
 from .replay import Replayed
 from .report import BLOCKED_CHOICES, DRIFT_CHOICES, DifferenceOut, InvalidationOut, Report
 from .subsystems.base import Difference
@@ -68,6 +68,7 @@ def build_report(keeper: Any, replayed: Replayed, *, thread_id: str, workspace: 
               "bytes": r.tail.length, "reason": r.tail.reason, "action": "would quarantine"}
              for r in replayed.rollouts if r.tail is not None]
     recorded_branch = (replayed.meta.get("baseline") or {}).get("branch")
+    moved = _moved_to(replayed, ws.root) if any(d.kind == "cwd_missing" for d in differences) else None
     status = keeper.summary_of(state, replayed.meta)
     return Report(
         verdict=verdict, thread_id=thread_id, restored_to_seq=replayed.restored_to_seq,
@@ -82,10 +83,30 @@ def build_report(keeper: Any, replayed: Replayed, *, thread_id: str, workspace: 
         choices={"ok": [], "drift": DRIFT_CHOICES, "blocked": BLOCKED_CHOICES}[verdict],
         switch_back=f"git checkout {recorded_branch}" if any(
             d.kind == "branch" for d in differences) and recorded_branch else None,
-        title=status["title"], todos=summaries["todos"], verifier=summaries["verifier"],
+        relocate_to=moved, title=status["title"], todos=summaries["todos"], verifier=summaries["verifier"],
         cost=summaries["cost"], permissions=summaries["permissions"], model=summaries["model"],
         attribution=summaries["attribution"], context=summaries["context"],
     )
+
+
+_MAX_CANDIDATES = 50
+
+
+def _moved_to(replayed: Replayed, missing: str) -> str | None:
+    """The recorded repository, found again among the directories next to where it was."""
+    recorded = replayed.state["worktree"].recorded()
+    if recorded is None or recorded.identity is None:
+        return None
+    parent = os.path.dirname(os.path.realpath(missing))
+    while parent and not os.path.isdir(parent):
+        parent = os.path.dirname(parent)
+    try:
+        names = sorted(os.listdir(parent))[:_MAX_CANDIDATES]
+    except OSError:
+        return None
+    candidates = [os.path.join(parent, n) for n in names
+                  if os.path.isdir(os.path.join(parent, n, ".git"))]
+    return find_by_identity(recorded.identity, candidates)
 
 
 def check(keeper: Any, thread_id: str | None, *, workspace: str, latest: bool = False,

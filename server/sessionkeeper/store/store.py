@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import ids
-from ..errors import IndexUnavailable, SessionReadOnly, StoreDamaged, ThreadBusy, UnknownThread
+from ..errors import (
+    IndexUnavailable,
+    SchemaTooNew,
+    SessionReadOnly,
+    StoreDamaged,
+    ThreadBusy,
+    UnknownThread,
+)
 from ..events import Durability
 from . import index as index_mod
 from .index import Index, ListQuery
@@ -202,6 +209,9 @@ class Store:
         lock = self.lock_thread(thread, purpose="record")
         try:  # read under the lock: nothing can be in flight now
             rollout = read_rollout(path)
+            if rollout.status.value == "future_schema":
+                raise SchemaTooNew(f"session {session_id} was written by a newer Session Keeper "
+                                   f"(schema {rollout.schema_version})")
             if rollout.meta is None or rollout.status.value not in ("ok", "damaged"):
                 raise StoreDamaged(f"session {session_id} cannot be appended to "
                                    f"({rollout.status.value})")
