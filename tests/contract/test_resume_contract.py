@@ -110,7 +110,7 @@ def test_a_renamed_repository_is_found_and_offered_for_relocation(seeded, repo, 
     shutil.move(repo, renamed)
     report = keeper.check_resume(thread, workspace=str(repo))
     assert report.verdict == "blocked" and report.relocate_to == str(renamed)
-    moved, session = keeper.resume(thread, workspace=report.relocate_to, decision="relocate")
+    moved, session = keeper.resume(thread, workspace=str(repo), decision="relocate")
     assert moved.verdict == "drift" and [d.kind for d in moved.differences] == ["relocated"]
     assert session is not None and session.writer.meta["cwd"] == str(renamed)
     session.close()

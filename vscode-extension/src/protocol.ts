@@ -114,6 +114,8 @@ export interface Report {
   switch_back?: string | null;
   /** Set by the server on `export`: where the thread was exported. */
   export_path?: string | null;
+  /** Where the recorded repository was found again when the workspace is missing. */
+  relocate_to?: string | null;
 }
 
 export interface ListParams { workspace?: string; all?: boolean; cursor?: string; limit?: number }

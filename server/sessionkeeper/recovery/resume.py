@@ -138,6 +138,9 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
         return _unreadable_report(thread, replayed, workspace), None
     report = build_report(keeper, replayed, thread_id=thread, workspace=workspace,
                           requested=requested)
+    if decision == "relocate" and report.verdict == "blocked" and report.relocate_to:
+        return resume(keeper, thread, workspace=report.relocate_to, decision="relocate",
+                      requested=requested)  # the repository was found again: resume it there
     report.decision = decision
     lock = keeper.store.lock_thread(thread, purpose="resume it")
     try:  # under the writer lock: no other process can be mid-write on this thread

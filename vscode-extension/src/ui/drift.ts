@@ -79,6 +79,7 @@ export function renderBlockedDialog(report: Report, title: string): Dialog<Block
   const reasons = report.differences.map((d) => `• ${renderDifference(d)}`);
   for (const d of report.damaged ?? []) reasons.push(`• Damaged log: session ${d.session_id} line ${d.line}: ${d.reason}`);
   if (reasons.length === 0) reasons.push('• The server gave no reason.');
+  if (report.relocate_to) reasons.push('', `The repository was found at ${report.relocate_to}: Relocate resumes it there.`);
   return {
     message: `“${title}” cannot be resumed in this workspace.`,
     detail: reasons.join('\n'),

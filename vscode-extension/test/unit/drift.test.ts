@@ -41,6 +41,15 @@ test('blocked dialog explains why and offers relocate, fork, export', () => {
   assert.match(d.detail, /Different repository/);
   assert.match(d.detail, /line 17: checksum mismatch/);
   assert.deepEqual(d.choices.map((c) => c.label), ['Relocate', 'Fork', 'Export']);
+  assert.doesNotMatch(d.detail, /found at/);
+});
+
+test('blocked dialog names where the moved repository was found', () => {
+  const r = report({
+    verdict: 'blocked', choices: ['relocate', 'fork', 'export'], relocate_to: '/work/repo-a-renamed',
+    differences: [{ kind: 'cwd_missing', recorded: '/work/repo-a', current: null }],
+  });
+  assert.match(renderBlockedDialog(r, 'T').detail, /found at \/work\/repo-a-renamed: Relocate resumes it there/);
 });
 
 test('outcome of a clean resume is informational with todos and tests', () => {
