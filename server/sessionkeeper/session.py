@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,9 @@ class Session:
         self.state = state
         self._since_snapshot = 0  # bytes appended since the last snapshot
         self._snapshot_bytes = 0  # size of the last snapshot
+        # Appending and folding happen under one lock, so the state folds records in seq order
+        # even when several threads record at once; fsync waits happen outside it (group commit).
+        self._order = threading.RLock()
 
     @property
     def thread_id(self) -> str:
@@ -71,10 +75,19 @@ class Session:
                     durability: Durability | None = None) -> list[Ack]:
         """Append events in order (one write); a re-delivered operation is acknowledged with the
         seq of its first delivery and counted as a duplicate, never written again."""
+        prepared = [self._body(event) for event in events]  # validate all before writing any
+        level = self.writer.recorder.default if durability is None else Durability(durability)
+        with self._order:
+            out = self._append_and_fold(prepared, level)
+        if level is Durability.DURABLE:
+            self.writer.recorder.sync()
+        return out
+
+    def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], int] = {}
-        for kind, body in map(self._body, events):
+        for kind, body in prepared:
             if kind == "operation":
                 record = orjson.loads(body)
                 key = (record["operation_id"], record["status"])
@@ -88,7 +101,9 @@ class Session:
                 first_in_batch[key] = len(bodies)
             plan.append(("new", len(bodies), None))
             bodies.append(body)
-        written = self.writer.append(bodies, durability) if bodies else []
+        lazy = Durability.WRITTEN if level is Durability.DURABLE else level
+        written = [a._replace(durability=level)
+                   for a in self.writer.append(bodies, lazy)] if bodies else []
         self._fold(bodies, written)
         out = []
         for how, ref, record in plan:
@@ -127,7 +142,7 @@ class Session:
             self.state.apply(record)
         self._since_snapshot += sum(map(len, bodies))
         if self._since_snapshot >= max(2 * self._snapshot_bytes, self.keeper.snapshot_min_bytes):
-            self.snapshot()
+            self._snapshot_locked()
 
     # ---- operations: record before the side effect, reuse after ----------------------------------
 
@@ -171,6 +186,10 @@ class Session:
         with a bounded state (compacted context) snapshots add at most half the events' bytes, and
         even an ever-growing context costs at most 1.5x more, never a quadratic blow-up.
         """
+        with self._order:
+            return self._snapshot_locked()
+
+    def _snapshot_locked(self) -> Ack:
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
         self.writer.summary = state["summary"]

@@ -169,3 +169,19 @@ def test_every_line_carries_a_checksum_that_catches_a_flipped_bit(harness):
     assert rollout.status is Status.DAMAGED
     assert [(d.line, d.kind) for d in rollout.damage] == [(3, "checksum")]
     assert [r["seq"] for r in rollout.records] == [1, 3]
+
+
+def test_a_failed_write_that_loses_acknowledged_buffered_records_makes_the_session_read_only(harness):
+    """Fixture: harness; two `none` records buffered, then the flushing write fails (ENOSPC)."""
+    rec = Recorder(harness.sink)
+    rec.append([event_body(META)], Durability.DURABLE)
+    rec.append([_msg(1), _msg(2)], Durability.NONE)
+
+    def full_disk(data):
+        raise OSError(28, "No space left on device")
+
+    harness.sink.write = full_disk
+    with pytest.raises(DurabilityLost, match="2 acknowledged buffered"):
+        rec.append([_msg(3)], Durability.WRITTEN)
+    with pytest.raises(SessionReadOnly):
+        rec.append([_msg(4)])

@@ -124,6 +124,10 @@ class Recorder:
             return [Ack(first, level)]
         return [Ack(first + i, level) for i in range(count)]
 
+    def sync(self) -> None:
+        """Wait until everything written so far is fsynced (sharing fsyncs with other waiters)."""
+        self._wait_synced(self._written)
+
     def flush(self, durability: Durability = Durability.WRITTEN) -> None:
         """Write out buffered records; with DURABLE also fsync them."""
         with self._write_lock:
@@ -159,17 +163,26 @@ class Recorder:
     def _flush_locked(self, lines: list[bytes] | None = None) -> None:
         """Write buffered lines and then `lines` with one write."""
         pending = self._buffer + lines if lines else self._buffer
+        acked = len(self._buffer)
         self._buffer = []
         self._buffered = 0
         if pending:
-            self._write_locked(b"".join(pending), len(pending))
+            self._write_locked(b"".join(pending), len(pending), acked=acked)
 
-    def _write_locked(self, data: bytes, count: int) -> None:
-        """One write of `count` whole lines; a failed one is cut off and its seqs given back."""
+    def _write_locked(self, data: bytes, count: int, *, acked: int = 0) -> None:
+        """One write of `count` whole lines; a failed one is cut off and its seqs given back.
+
+        When `acked` of them were already acknowledged (buffered `none` records), they are lost
+        and their seqs were seen: the recorder becomes read-only instead (needs recovery).
+        """
         try:
             self.sink.write(data)
         except OSError as exc:
             self.sink.truncate(self._written)
+            if acked:
+                self._failure = exc
+                raise DurabilityLost(f"write failed, {acked} acknowledged buffered record(s) "
+                                     f"lost; session is read-only: {exc}") from exc
             self.next_seq -= count
             raise StoreFull(f"write failed, {count} record(s) not written: {exc}") from exc
         self._written += len(data)
