@@ -316,3 +316,34 @@ def test_callers_cannot_forge_the_servers_own_records(store_dir, repo):
         with pytest.raises(InvalidEvent, match="written by Session Keeper itself"):
             session.record(forged)
     session.close()
+
+
+def test_resume_never_cuts_a_line_a_live_writer_is_still_writing(store_dir, repo):
+    """Fixture: a live seed session whose last line is half-written (in flight) by its writer."""
+    from sessionkeeper.errors import ThreadBusy
+
+    session = record_seed(Keeper(store_dir), repo)
+    with open(session.writer.path, "ab") as handle:  # the writer's next line, half way through
+        handle.write(b'{"seq":99,"ts":"2026-11-29T10:00:00.000Z","type":"mess')
+    before = session.writer.path.read_bytes()
+    with pytest.raises(ThreadBusy):
+        Keeper(store_dir).resume(session.thread_id, workspace=str(repo))
+    assert session.writer.path.read_bytes() == before
+    assert list((store_dir / "quarantine").iterdir()) == []
+
+
+def test_two_torn_tails_at_the_same_offset_are_both_kept(store_dir, repo):
+    """Fixture: a crashed seed session torn twice at the same offset (two crashes, two resumes)."""
+    from sessionkeeper.store.reader import read_rollout
+    from sessionkeeper.store.repair import quarantine_tail
+    from sessionkeeper.store.store import Store
+
+    session = record_seed(Keeper(store_dir), repo)
+    crash(session)
+    store = Store(store_dir)
+    for torn in (b'{"seq":9,"first crash', b'{"seq":9,"second'):
+        with open(session.writer.path, "ab") as handle:
+            handle.write(torn)
+        quarantine_tail(store, read_rollout(session.writer.path))
+    kept = sorted(p.read_bytes() for p in (store_dir / "quarantine").iterdir())
+    assert kept == [b'{"seq":9,"first crash', b'{"seq":9,"second']

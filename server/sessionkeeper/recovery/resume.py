@@ -133,17 +133,19 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
     if decision is not None and decision not in DECISIONS:
         raise InvalidEvent(f"unknown decision {decision!r}: expected one of {sorted(DECISIONS)}")
     thread = resolve_thread(keeper, thread_id, workspace=workspace, latest=latest)
-    replayed = keeper.replay(thread)
-    if not replayed.rollouts:
-        return _unreadable_report(thread, replayed, workspace), None
-    report = build_report(keeper, replayed, thread_id=thread, workspace=workspace,
-                          requested=requested)
-    if decision == "relocate" and report.verdict == "blocked" and report.relocate_to:
-        return resume(keeper, thread, workspace=report.relocate_to, decision="relocate",
-                      requested=requested)  # the repository was found again: resume it there
-    report.decision = decision
     lock = keeper.store.lock_thread(thread, purpose="resume it")
-    try:  # under the writer lock: no other process can be mid-write on this thread
+    try:  # read, decide and continue under the writer lock: nothing can be appended meanwhile
+        replayed = keeper.replay(thread)
+        if not replayed.rollouts:
+            return _unreadable_report(thread, replayed, workspace), None
+        report = build_report(keeper, replayed, thread_id=thread, workspace=workspace,
+                              requested=requested)
+        if decision == "relocate" and report.verdict == "blocked" and report.relocate_to:
+            lock.release()
+            lock = None  # the repository was found again: resume it there
+            return resume(keeper, thread, workspace=report.relocate_to, decision="relocate",
+                          requested=requested)
+        report.decision = decision
         report.quarantined = [_quarantine(keeper, r) for r in replayed.rollouts if r.tail]
         if decision == "export":
             report.export_path = _export(keeper, replayed, report)

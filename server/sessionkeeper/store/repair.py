@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ThreadBusy
+from ..errors import StoreDamaged, ThreadBusy
 from .layout import fsync_dir, parse_rollout_name
 from .probe import probe
 from .reader import Rollout, read_rollout
@@ -37,12 +37,13 @@ def quarantine_tail(store: Any, rollout: Rollout, *, locked: bool = False) -> Qu
     lock = None if locked else store.lock_thread(rollout.meta["thread_id"], purpose="cut its tail")
     try:
         path = store.layout.contained(rollout.path)
-        tail = rollout.tail
+        tail = read_rollout(path).tail  # as the file is now, under the lock: not a stale read
+        if tail is None:
+            return None
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
             data = os.pread(fd, os.fstat(fd).st_size - tail.offset, tail.offset)
-            target = store.layout.quarantine / f"{session}.{tail.offset}.torn"
-            qfd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            target, qfd = _new_quarantine_file(store.layout.quarantine, f"{session}.{tail.offset}")
             try:
                 os.write(qfd, data)
                 os.fsync(qfd)
@@ -57,6 +58,18 @@ def quarantine_tail(store: Any, rollout: Rollout, *, locked: bool = False) -> Qu
         if lock is not None:
             lock.release()
     return Quarantined(session, str(target), tail.offset, len(data), tail.reason)
+
+
+def _new_quarantine_file(folder: Path, stem: str) -> tuple[Path, int]:
+    """A fresh quarantine file (never overwriting an earlier one): its path and open descriptor."""
+    for n in range(1000):
+        target = folder / (f"{stem}.torn" if n == 0 else f"{stem}.{n}.torn")
+        try:
+            return target, os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                   0o600)
+        except FileExistsError:
+            continue
+    raise StoreDamaged(f"too many quarantined tails named {stem} in {folder}")
 
 
 @dataclass
