@@ -347,3 +347,27 @@ def test_two_torn_tails_at_the_same_offset_are_both_kept(store_dir, repo):
         quarantine_tail(store, read_rollout(session.writer.path))
     kept = sorted(p.read_bytes() for p in (store_dir / "quarantine").iterdir())
     assert kept == [b'{"seq":9,"first crash', b'{"seq":9,"second']
+
+
+def test_quarantine_uses_the_file_as_it_is_under_the_lock_not_a_stale_read(store_dir, repo):
+    """Fixture: a crashed seed session with a torn tail, read; then another writer repaired it
+    and appended acknowledged records before the quarantine took the lock."""
+    from sessionkeeper.store.reader import read_rollout
+    from sessionkeeper.store.repair import quarantine_tail
+    from sessionkeeper.store.store import Store
+
+    keeper = Keeper(store_dir)
+    session = record_seed(keeper, repo)
+    crash(session)
+    intact = session.writer.path.read_bytes()
+    session.writer.path.write_bytes(intact + b'{"seq":9,"torn')
+    stale = read_rollout(session.writer.path)
+    assert stale.tail is not None
+    later = keeper.attach(session.session_id)  # quarantines the tail itself, then appends
+    later.record({"type": "message", "role": "user", "text": "acknowledged later"})
+    later.writer.recorder.close()
+    later.writer._lock.release()
+    grown = session.writer.path.read_bytes()
+    assert quarantine_tail(Store(store_dir), stale) is None
+    assert session.writer.path.read_bytes() == grown
+    assert read_rollout(session.writer.path).records[-1]["text"] == "acknowledged later"
