@@ -7,6 +7,7 @@ IndexUnavailable and callers fall back to the rollouts. All SQL is parameterized
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -19,7 +20,7 @@ import orjson
 
 from ..errors import IndexUnavailable
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: sessions.first_seq (order within a thread)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   resumed_from TEXT, forked_from TEXT, source TEXT, cwd TEXT, repo_key TEXT, branch TEXT,
   title TEXT, last_seq INTEGER NOT NULL DEFAULT 0, durable_seq INTEGER NOT NULL DEFAULT 0,
   size INTEGER NOT NULL DEFAULT 0, inode INTEGER, status TEXT NOT NULL DEFAULT 'ok',
-  event_count INTEGER NOT NULL DEFAULT 0, summary TEXT);
+  event_count INTEGER NOT NULL DEFAULT 0, first_seq INTEGER NOT NULL DEFAULT 0, summary TEXT);
 CREATE TABLE IF NOT EXISTS threads(
   thread_id TEXT PRIMARY KEY, title TEXT, cwd TEXT, repo_key TEXT, branch TEXT,
   created_at TEXT, last_activity TEXT, archived INTEGER NOT NULL DEFAULT 0,
@@ -37,14 +38,14 @@ CREATE TABLE IF NOT EXISTS threads(
   forked_from TEXT, summary TEXT);
 """
 _INDEXES = """
-CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, started_at);
+CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq);
 CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id);
 CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id);
 """
 SESSION_COLUMNS = (
     "session_id", "thread_id", "path", "archived", "started_at", "last_activity", "resumed_from",
     "forked_from", "source", "cwd", "repo_key", "branch", "title", "last_seq", "durable_seq",
-    "size", "inode", "status", "event_count", "summary",
+    "size", "inode", "status", "event_count", "first_seq", "summary",
 )
 _INSERT_SESSION = (f"INSERT OR REPLACE INTO sessions({','.join(SESSION_COLUMNS)}) "
                    f"VALUES({','.join('?' * len(SESSION_COLUMNS))})")
@@ -70,7 +71,7 @@ def thread_rows(sessions: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]]:
         by_thread.setdefault(row["thread_id"], []).append(row)
     out = []
     for thread, rows in by_thread.items():
-        rows.sort(key=lambda r: (r["started_at"] or "", r["session_id"]))
+        rows.sort(key=thread_order)
         latest = rows[-1]
         titled = [r["title"] for r in rows if r.get("title")]
         out.append((
@@ -82,6 +83,11 @@ def thread_rows(sessions: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]]:
             _json_text(latest.get("summary")),
         ))
     return out
+
+
+def thread_order(row: dict[str, Any]) -> tuple[int, str, str]:
+    """Sessions of a thread in seq order (seq is thread-wide; clocks can step back)."""
+    return (row.get("first_seq") or 0, row.get("started_at") or "", row["session_id"])
 
 
 def _json_text(value: Any) -> str | None:
@@ -113,6 +119,7 @@ class Index:
         self.path = path
         try:
             self.db = _connect(path)
+            self.inode = os.stat(path).st_ino
             self._ensure_schema()
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index {path}: {exc}") from exc
@@ -184,10 +191,36 @@ class Index:
     def sessions(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Session rows of a thread (oldest first), or all of them."""
         if thread_id is None:
-            return self._rows("SELECT * FROM sessions ORDER BY started_at", [], ("summary",))
+            return self._rows("SELECT * FROM sessions ORDER BY first_seq, started_at", [],
+                              ("summary",))
         return self._rows(
-            "SELECT * FROM sessions WHERE thread_id=? ORDER BY started_at, session_id",
+            "SELECT * FROM sessions WHERE thread_id=? ORDER BY first_seq, started_at, session_id",
             [thread_id], ("summary",))
+
+    def session_ids(self) -> set[str]:
+        """Every session the index knows."""
+        try:
+            return {r[0] for r in self.db.execute("SELECT session_id FROM sessions")}
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"index query failed: {exc}") from exc
+
+    def replace_all(self, rows: list[dict[str, Any]]) -> None:
+        """Replace every row in one transaction (other processes see the old or the new index)."""
+        try:
+            with self.db:
+                self.db.execute("DELETE FROM sessions")
+                self.db.execute("DELETE FROM threads")
+                self.db.executemany(_INSERT_SESSION, [_session_values(r) for r in rows])
+                self.db.executemany(_INSERT_THREAD, thread_rows(rows))
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"index rebuild failed: {exc}") from exc
+
+    def is_current(self) -> bool:
+        """False when state.db was replaced or removed since this connection opened it."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
 
     def session(self, session_id: str) -> dict[str, Any] | None:
         """One session row, or None."""
@@ -217,8 +250,10 @@ def _session_values(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    os.close(fd)
+    if not path.exists():  # create it private; never open+close a live database (POSIX locks)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o600))
     db = sqlite3.connect(path, timeout=5.0, isolation_level="DEFERRED", check_same_thread=False)
     db.row_factory = sqlite3.Row
     if fast:
@@ -232,7 +267,10 @@ def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
 
 
 def build(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write a complete index with `rows` to a temporary file, then rename it over `path`."""
+    """Write a complete index with `rows` to a temporary file, then rename it into place.
+
+    Only for a missing (or set-aside) index: a live one is rebuilt in place (Index.replace_all).
+    """
     tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
     for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         stale.unlink(missing_ok=True)

@@ -54,7 +54,7 @@ def session_row(meta: dict[str, Any], *, path: Path | str, archived: bool, last:
         "cwd": meta.get("cwd"), "repo_key": repo_key(meta), "branch": baseline.get("branch"),
         "title": title, "last_seq": last.get("seq", 0), "durable_seq": last.get("seq", 0),
         "size": size, "inode": inode, "status": status, "summary": summary,
-        "event_count": last.get("seq", 0) - meta.get("seq", 0),
+        "event_count": last.get("seq", 0) - meta.get("seq", 0), "first_seq": meta.get("seq", 0),
     }
 
 

@@ -26,7 +26,7 @@ from ..errors import (
 from ..events import Durability
 from . import index as index_mod
 from .index import Index, ListQuery
-from .layout import Layout, ensure_private_dir, fsync_dir
+from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .probe import probe, session_row
 from .reader import Rollout, read_latest, read_rollout
 from .recorder import Ack, Recorder
@@ -100,6 +100,9 @@ class Store:
 
     def index(self, progress: Progress | None = None) -> Index:
         """The open index; a missing or unusable one is rebuilt from the rollouts first."""
+        if self._index is not None and not self._index.is_current():
+            self._index.close()  # replaced or removed by another process: reopen
+            self._index = None
         if self._index is not None:
             return self._index
         path = self.layout.index_path
@@ -110,7 +113,8 @@ class Store:
         except IndexUnavailable:
             self._set_aside(path)
             self.rebuild(progress)
-            self._index = Index(path)
+            if self._index is None:
+                self._index = Index(path)
         return self._index
 
     def _query(self, ask: Callable[[Index], Any]) -> Any:
@@ -126,9 +130,12 @@ class Store:
             return ask(self.index())
 
     def _set_aside(self, path: Path) -> None:
-        if path.exists():
-            aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
-            os.replace(path, aside)
+        """Move an unusable index (with its -wal/-shm) out of the way, keeping it for inspection."""
+        stamp = int(time.time())
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{path}{suffix}")
+            if part.exists():
+                os.replace(part, part.with_name(f"{path.name}.corrupt-{stamp}{suffix}"))
 
     def index_upsert(self, rows: list[dict[str, Any]]) -> None:
         """Update index rows; an unusable index is left for the next rebuild."""
@@ -138,10 +145,31 @@ class Store:
             self._index = None
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
-        """Rebuild state.db from the rollouts (temp file + rename); returns counts."""
+        """Rebuild state.db from the rollouts; returns counts.
+
+        A live, healthy index is rewritten in place in one transaction (other processes keep
+        their connections and see the old or the new rows); a missing or unusable one is built
+        in a temporary file and renamed into place.
+        """
+        rows, skipped = self._scan(progress)
         if self._index is not None:
             self._index.close()
             self._index = None
+        path = self.layout.index_path
+        try:
+            if not path.exists():
+                raise IndexUnavailable("index missing")
+            index = Index(path)
+            index.replace_all(rows)
+            self._index = index
+        except IndexUnavailable:
+            self._set_aside(path)
+            index_mod.build(path, rows)
+        return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
+                "unindexable": skipped}
+
+    def _scan(self, progress: Progress | None) -> tuple[list[dict[str, Any]], int]:
+        """Index rows for every rollout on disk, and how many files could not be indexed."""
         found = self.layout.scan_rollouts()
         rows, skipped = [], 0
         for number, (path, archived) in enumerate(found, start=1):
@@ -152,9 +180,7 @@ class Store:
                 skipped += 1
             if progress and (number % 50 == 0 or number == len(found)):
                 progress(number, len(found))
-        index_mod.build(self.layout.index_path, rows)
-        return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
-                "unindexable": skipped}
+        return rows, skipped
 
     # ---- writing ------------------------------------------------------------------------------
 
@@ -238,15 +264,27 @@ class Store:
         """Session rows of a thread, oldest first; UnknownThread if there are none."""
         thread = ids.thread_id(thread_id)
         rows = self._query(lambda index: index.sessions(thread))
-        rows = [r for r in rows if Path(r["path"]).exists()] or self._rescan(thread)
+        rows = [r for r in rows if Path(r["path"]).exists()] + self._unindexed(thread)
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
-        return rows
+        return sorted(rows, key=index_mod.thread_order)
 
-    def _rescan(self, thread: str) -> list[dict[str, Any]]:
-        """The index knew nothing (or only stale rows): rebuild it, then ask again."""
-        self.rebuild()
-        return self._query(lambda index: index.sessions(thread))
+    def _unindexed(self, thread: str) -> list[dict[str, Any]]:
+        """Sessions of `thread` on disk that the index does not know (it is only a cache).
+
+        Costs one walk of the file names; only unknown files are opened.
+        """
+        known = self._query(lambda index: index.session_ids())
+        found = []
+        for path, archived in self.layout.scan_rollouts():
+            name = parse_rollout_name(os.path.basename(path))
+            if name and name.session_id not in known:
+                row = probe(path, archived=archived)
+                if isinstance(row, dict):
+                    found.append(row)
+        if found:
+            self.index_upsert(found)
+        return [r for r in found if r["thread_id"] == thread]
 
     def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""

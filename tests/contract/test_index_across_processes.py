@@ -1,0 +1,71 @@
+"""The index shared by several processes: rebuilds, connections and clocks never hide a session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.store.codec import frame
+
+SERVER = str(Path(__file__).resolve().parents[2] / "server")
+
+
+def cli(store: Path, *args: str) -> subprocess.CompletedProcess:
+    """The real CLI in another process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "sessionkeeper", *args, "--store", str(store)],
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+
+
+def test_two_keepers_in_one_process_keep_sqlite_locking_intact(store_dir, repo):
+    """Fixture: two Keepers on one store in this process, another process listing."""
+    first, second = Keeper(store_dir), Keeper(store_dir)
+    first.start(repo, title="first").close()
+    second.list()  # a second connection in this process: must not drop the first one's locks
+    assert [t["title"] for t in orjson.loads(cli(store_dir, "list", "--json").stdout)] == ["first"]
+    first.start(repo, title="second").close()
+    listed = orjson.loads(cli(store_dir, "list", "--json").stdout)
+    assert sorted(t["title"] for t in listed) == ["first", "second"]
+
+
+def test_a_reindex_elsewhere_never_hides_what_a_long_lived_process_writes(store_dir, repo):
+    """Fixture: a long-lived Keeper (like the language server); `sessionkeeper reindex` runs in
+    another process between its sessions."""
+    server = Keeper(store_dir)
+    one = server.start(repo, title="t")
+    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    one.close()
+    cli(store_dir, "reindex")
+    report, two = server.resume(one.thread_id, workspace=str(repo))
+    two.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding", "status": "done"}]})
+    two.record({"type": "verifier", "kind": "tests", "passed": 9, "total": 9})
+    two.close()
+    fresh = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
+    assert fresh.restored_to_seq == two.writer.last_seq
+    assert fresh.todos["done"] == 1 and fresh.verifier["tests"]["passed"] == 9
+
+
+def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir, repo):
+    """Fixture: a thread resumed once; the resumed session's timestamps re-dated to 2020."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="t")
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    two.record({"type": "todo", "items": [{"id": "1", "text": "x", "status": "done"}]})
+    two.close()
+    lines = []
+    for raw in two.writer.path.read_bytes().splitlines():
+        record = orjson.loads(raw)
+        del record["crc"]
+        seq, ts = record.pop("seq"), record.pop("ts").replace("2026", "2020", 1)
+        lines.append(frame(seq, ts.encode(), orjson.dumps(record)))
+    two.writer.path.write_bytes(b"".join(lines))
+    cli(store_dir, "reindex")
+    report = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
+    assert report.restored_to_seq == two.writer.last_seq
+    assert report.todos["done"] == 1
