@@ -222,6 +222,8 @@ class Snapshot(Event):
     type: Literal["snapshot"] = "snapshot"
     through_seq: int
     state: dict[str, Any]
+    prefix_bytes: int | None = None  # the file's size before this line ...
+    prefix_crc: str | None = None  # ... and the CRC32 of those bytes: damage before it is caught
 
 
 AnyEvent = Annotated[

@@ -193,7 +193,10 @@ class Session:
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
         self.writer.summary = state["summary"]
-        body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state})
+        recorder = self.writer.recorder
+        recorder.flush()  # buffered records first: the prefix the snapshot vouches for is on disk
+        body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
+                           "prefix_bytes": recorder.size, "prefix_crc": f"{recorder.crc:08x}"})
         self._snapshot_bytes = len(body)
         ack = self.writer.append([body], reindex=True)[0]
         self.state.through_seq = ack.seq

@@ -12,7 +12,8 @@ Cases (issue 2, "Tests and benchmarks"; baselines as in shared/recipes/reliabili
      per line keeping every record (target <= 1.2x). Both run with the cyclic GC disabled during
      the load (the reader does that itself); the GC-enabled raw figure is shown for reference.
   d  reader.read_latest on rollouts with a snapshot every 1000 events: 1M vs 10k events
-     (target ratio <= 2).
+     (target ratio <= 2); d' the same with the CRC check of the bytes before the snapshot that a
+     resume does (linear in bytes, at CRC speed; reported, no target).
   e  first page (50) of 10k threads: Store.list_threads vs a directory scan (scandir + open +
      first line + orjson + sort) (target >= 100x faster).
   f  Store.rebuild of the index vs the same raw directory scan (target <= 1.5x).
@@ -40,6 +41,7 @@ import threading
 import time
 import tracemalloc
 import uuid
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,27 +102,32 @@ def write_rollout(path: Path, bodies: list[bytes], *, snapshot_every: int = 0,
                   tail: int = 0) -> int:
     """A rollout of `len(bodies)` events (+ `tail` more) framed with codec.frame; returns bytes.
 
-    With snapshot_every, a snapshot event follows every snapshot_every-th event (seq counts it).
+    With snapshot_every, a snapshot event follows every snapshot_every-th event (seq counts it),
+    carrying the size and CRC32 of the bytes before it, as the recorder writes them.
     """
     ts = now_ts()
     sid = str(uuid.uuid4())
     n_events = len(bodies)
-    total = 0
+    total, crc = 0, 0
     with open(path, "wb", buffering=1 << 20) as f:
-        total += f.write(frame(0, ts, meta_body(str(uuid.uuid4()), sid, "/tmp/bench")))
+        def put(line: bytes) -> None:
+            nonlocal total, crc
+            total += f.write(line)
+            crc = zlib.crc32(line, crc)
+
+        put(frame(0, ts, meta_body(str(uuid.uuid4()), sid, "/tmp/bench")))
         seq = 1
         k = len(BODY_POOL)
         for i in range(n_events + tail):
-            body = bodies[i] if i < n_events else BODY_POOL[i % k]
-            total += f.write(frame(seq, ts, body))
+            put(frame(seq, ts, bodies[i] if i < n_events else BODY_POOL[i % k]))
             seq += 1
             if snapshot_every and i < n_events and (i + 1) % snapshot_every == 0:
-                total += f.write(frame(seq, ts, snapshot_body(seq - 1)))
+                put(frame(seq, ts, snapshot_body(seq - 1, prefix=(total, crc))))
                 seq += 1
     return total
 
 
-def snapshot_body(through: int) -> bytes:
+def snapshot_body(through: int, *, prefix: tuple[int, int]) -> bytes:
     """A snapshot of modest size (~1.5 KB): todos, cost, model, permissions, a context summary."""
     state = {
         "subsystems": {
@@ -134,7 +141,8 @@ def snapshot_body(through: int) -> bytes:
         },
         "summary": {"title": "bench thread", "todos": "0/8"},
     }
-    return orjson.dumps({"type": "snapshot", "through_seq": through, "state": state})
+    return orjson.dumps({"type": "snapshot", "through_seq": through, "state": state,
+                         "prefix_bytes": prefix[0], "prefix_crc": f"{prefix[1]:08x}"})
 
 
 BODY_POOL = message_bodies(64, seed=7)
@@ -406,9 +414,12 @@ def bench_read_latest(work: Path, small: int, large: int, reps: int) -> dict[str
         assert got.from_snapshot and len(got.records) == 501 and not got.damage, (
             len(got.records), got.damage)
         paths[name] = path
-    times = alternate(reps, {name: (lambda p=p: timed(lambda: read_latest(p)))
+    times = alternate(reps, {name: (lambda p=p: timed(lambda: read_latest(p, verify=False)))
                              for name, p in paths.items()})
     out["small_s"], out["large_s"] = times["small"], times["large"]
+    verified = alternate(reps, {name: (lambda p=p: timed(lambda: read_latest(p)))
+                                for name, p in paths.items()})
+    out["small_verified_s"], out["large_verified_s"] = verified["small"], verified["large"]
     out["peak_bytes"] = {name: peak_memory(lambda p=p: read_latest(p)) for name, p in paths.items()}
     for p in paths.values():
         p.unlink()
@@ -606,6 +617,11 @@ def rows_of(res: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
                  f"{d['small_events']:,}: {fmt_s(median(d['small_s']))} "
                  f"({d['small_file_bytes'] / 1e6:.1f} MB)",
                  f"{ratio:.2f}x", "<= 2x", "PASS" if ratio <= 2 else "MISS"))
+    ratio = median(d["large_verified_s"]) / median(d["small_verified_s"])
+    rows.append(("d' same + CRC check of the bytes before the snapshot (what resume does)",
+                 f"{d['large_events']:,}: {fmt_s(median(d['large_verified_s']))}",
+                 f"{d['small_events']:,}: {fmt_s(median(d['small_verified_s']))}",
+                 f"{ratio:.2f}x", "(info)", "-"))
     e = res["e"]
     for key, label in (("index_s", "Store.list_threads (open)"),
                        ("open_index_s", "Store() + list_threads")):

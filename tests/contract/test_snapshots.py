@@ -56,3 +56,22 @@ def test_resume_reads_only_the_latest_snapshot_and_its_tail(store_dir, repo):
     assert replayed.state["todos"].summary()["total"] == 1
     assert len(replayed.state["context"].conversation()) == 3000
     session.close()
+
+
+def test_damage_before_the_latest_snapshot_is_still_caught_and_blocks(store_dir, repo):
+    """Fixture: a closed session (message lines, then a snapshot); one byte of a message changed."""
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    for i in range(3):
+        session.record({"type": "message", "role": "user", "text": f"message {i}"})
+    session.close()
+    path = session.writer.path
+    lines = path.read_bytes().split(b"\n")
+    assert b'"type":"snapshot"' in lines[-2]
+    target = next(i for i, line in enumerate(lines) if b"message 1" in line)
+    lines[target] = lines[target].replace(b"message 1", b"message 7")  # still valid JSON
+    path.write_bytes(b"\n".join(lines))
+    assert read_latest(path, verify=False).damage == []  # the flat read alone cannot see it
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [(d["line"], d["kind"]) for d in report.damaged] == [(target + 1, "checksum")]

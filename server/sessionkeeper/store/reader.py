@@ -232,11 +232,13 @@ def read_rollout(path: Path) -> Rollout:
     return parse_rollout(read_bytes(path), path=path)
 
 
-def read_latest(path: Path) -> Rollout:
-    """Read the meta, the latest snapshot and the records after it; cost is independent of history.
+def read_latest(path: Path, *, verify: bool = True) -> Rollout:
+    """Read the meta, the latest snapshot and the records after it.
 
-    Falls back to a full read when the file has no snapshot after its meta. Damage before the
-    snapshot is not looked at here (fsck and full reads see it).
+    Parsing costs the snapshot and its tail, whatever the history. With `verify`, the bytes
+    before the snapshot are checked against the CRC the snapshot carries (one pass at CRC speed,
+    no parsing); on a mismatch the file is read in full, so the damage is reported with its line
+    numbers. Falls back to a full read when there is no snapshot after the meta.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
@@ -249,6 +251,8 @@ def read_latest(path: Path) -> Rollout:
     finally:
         os.close(fd)
     rollout = parse_rollout(head + tail, path=path, window=True)
+    if verify and not _prefix_intact(path, rollout.records[0] if rollout.records else {}):
+        return read_rollout(path)
     rollout.size = size
     shift = start - len(head)
     if rollout.tail is not None:
@@ -258,6 +262,26 @@ def read_latest(path: Path) -> Rollout:
     rollout.damage = [Damage(0, d.kind, f"{d.detail} (at byte {shift}+, after the snapshot)")
                       for d in rollout.damage]
     return rollout
+
+
+def _prefix_intact(path: Path, snapshot: Record) -> bool:
+    """True when the bytes before a snapshot still have the CRC it recorded (or it has none)."""
+    expected, length = snapshot.get("prefix_crc"), snapshot.get("prefix_bytes")
+    if expected is None or length is None:
+        return True  # written before snapshots carried it
+    crc = 0
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        offset = 0
+        while offset < length:
+            chunk = os.pread(fd, min(1 << 20, length - offset), offset)
+            if not chunk:
+                return False
+            crc = zlib.crc32(chunk, crc)
+            offset += len(chunk)
+    finally:
+        os.close(fd)
+    return f"{crc:08x}" == expected
 
 
 def _first_line(fd: int) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from typing import NamedTuple, Protocol
 
 from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
@@ -63,7 +64,7 @@ class _Clock:
 class Recorder:
     """Appends framed records to one sink; thread-safe; one per rollout."""
 
-    def __init__(self, sink: Sink, *, next_seq: int = 0, size: int = 0,
+    def __init__(self, sink: Sink, *, next_seq: int = 0, size: int = 0, crc: int = 0,
                  durability: Durability = Durability.WRITTEN) -> None:
         self.sink = sink
         self.default = Durability(durability)
@@ -73,6 +74,7 @@ class Recorder:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._written = size  # bytes handed to the kernel
+        self._crc = crc  # CRC32 of those bytes (snapshots carry it: the prefix is verifiable)
         self._synced = size  # bytes covered by a finished fsync
         self._syncing = False
         self._writes = 0
@@ -83,6 +85,11 @@ class Recorder:
     def size(self) -> int:
         """Bytes handed to the kernel so far (the file's size as this writer knows it)."""
         return self._written
+
+    @property
+    def crc(self) -> int:
+        """CRC32 of every byte handed to the kernel so far."""
+        return self._crc
 
     @property
     def read_only_reason(self) -> str | None:
@@ -186,6 +193,7 @@ class Recorder:
             self.next_seq -= count
             raise StoreFull(f"write failed, {count} record(s) not written: {exc}") from exc
         self._written += len(data)
+        self._crc = zlib.crc32(data, self._crc)
         self._writes += 1
         if self._writes % _CHECK_EVERY == 0:
             self._health_check_locked()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import zlib
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,7 +29,7 @@ from . import index as index_mod
 from .index import Index, ListQuery
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .probe import probe, session_row
-from .reader import Rollout, read_latest, read_rollout
+from .reader import Rollout, parse_rollout, read_bytes, read_latest, read_rollout
 from .recorder import Ack, Recorder
 from .sinks import AppendSink, FileSink
 
@@ -234,7 +235,8 @@ class Store:
         thread = row["thread_id"] if row else ids.thread_id("")
         lock = self.lock_thread(thread, purpose="record")
         try:  # read under the lock: nothing can be in flight now
-            rollout = read_rollout(path)
+            data = read_bytes(path)
+            rollout = parse_rollout(data, path=path)
             if rollout.status.value == "future_schema":
                 raise SchemaTooNew(f"session {session_id} was written by a newer Session Keeper "
                                    f"(schema {rollout.schema_version})")
@@ -247,7 +249,8 @@ class Store:
             if rollout.tail is not None:
                 quarantine_tail(self, rollout, locked=True)
             recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
-                                size=rollout.good_size, durability=durability)
+                                size=rollout.good_size, crc=zlib.crc32(data[:rollout.good_size]),
+                                durability=durability)
         except BaseException:
             lock.release()
             raise
