@@ -371,3 +371,32 @@ def test_quarantine_uses_the_file_as_it_is_under_the_lock_not_a_stale_read(store
     assert quarantine_tail(Store(store_dir), stale) is None
     assert session.writer.path.read_bytes() == grown
     assert read_rollout(session.writer.path).records[-1]["text"] == "acknowledged later"
+
+
+def test_resuming_from_another_directory_of_the_same_repository_is_drift(store_dir, repo):
+    """Fixture: a closed session recorded in repo/services/billing, resumed from the repo root."""
+    sub = repo / "services" / "billing"
+    sub.mkdir(parents=True)
+    keeper = Keeper(store_dir)
+    keeper.start(sub, title="billing").close()
+    thread = keeper.list()[0]["thread_id"]
+    report, session = keeper.resume(thread, workspace=str(repo))
+    assert report.verdict == "drift" and session is None
+    assert [(d.kind, d.recorded, d.current) for d in report.differences] == [
+        ("relocated", str(sub), str(repo))]
+
+
+def test_resume_keeps_the_models_overrides(store_dir, repo):
+    """Fixture: a session whose model has overrides, closed and resumed twice."""
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo, model="claude-opus")
+    session.record({"type": "model", "name": "claude-opus",
+                    "overrides": {"temperature": 0.2, "reasoning": "high"}})
+    session.close()
+    thread = session.thread_id
+    for _ in range(2):
+        report, session = keeper.resume(thread, workspace=str(repo))
+        assert report.model["overrides"] == {"temperature": 0.2, "reasoning": "high"}
+        assert session.state["model"].summary()["overrides"] == {"temperature": 0.2,
+                                                                 "reasoning": "high"}
+        session.close()

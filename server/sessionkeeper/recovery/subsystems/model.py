@@ -29,7 +29,8 @@ class ModelState(Subsystem):
         if record["type"] == "session_meta":
             if record.get("model") is None:
                 return
-            self.state.update(name=record["model"], overrides={})
+            if record["model"] != self.state["name"]:  # the same model keeps its overrides
+                self.state.update(name=record["model"], overrides={})
         else:
             overrides = copy.deepcopy(record.get("overrides", {}))
             self.state.update(name=record["name"], overrides=overrides)

@@ -52,8 +52,11 @@ class Worktree(Subsystem):
 
         diffs = compare(self.recorded(), workspace.baseline, cwd_exists=workspace.exists)
         cwd = self.state["cwd"]
-        if not diffs and workspace.baseline is None and cwd and _real(cwd) != _real(workspace.root):
-            diffs = [Difference("relocated", cwd, workspace.root, "another directory, outside git")]
+        settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)
+        if not settled and cwd and _real(cwd) != _real(workspace.root):
+            where = ("another directory, outside git" if workspace.baseline is None
+                     else "another directory of the same repository")
+            diffs = [Difference("relocated", cwd, workspace.root, where), *diffs]
         if not workspace.exists:
             diffs = [Difference("cwd_missing", cwd, workspace.root, diffs[0].detail)]
         return Findings(differences=diffs)
