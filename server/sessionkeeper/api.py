@@ -25,6 +25,7 @@ from .events import (
     Source,
     event_body,
 )
+from .redact import redact_value
 from .session import Session
 from .store.index import ListQuery
 from .store.recorder import Ack
@@ -77,7 +78,9 @@ class Keeper:
         from .recovery.state import SessionState
 
         record = meta.model_dump(mode="json", exclude_none=True)
-        writer = self.store.create(record, event_body(meta), first_seq=first_seq,
+        if self.redact:  # titles, paths and client names reach disk and the index too
+            record = redact_value(record)
+        writer = self.store.create(record, event_body(record), first_seq=first_seq,
                                    durability=self.durability, lock=lock)
         state = state if state is not None else SessionState()
         state.apply(writer.meta)

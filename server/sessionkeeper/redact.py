@@ -24,16 +24,21 @@ _SHAPES: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("bearer_token", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=-]{20,}")),
 ]
-_SECRET_KEYS = frozenset({
-    "password", "passwd", "secret", "token", "api_key", "apikey", "access_token",
-    "refresh_token", "authorization", "client_secret", "private_key", "aws_secret_access_key",
-})
+# A value stored under a key that is (or ends with) one of these is a secret, whatever it looks
+# like: `password`, `DB_PASSWORD`, `github_token`, `client_secret`, `Authorization`, ...
+_SECRET_KEY_ENDINGS = ("password", "passwd", "secret", "token", "api_key", "apikey",
+                       "private_key", "access_key", "secret_access_key", "authorization",
+                       "credentials")
 # One pass over the lower-cased encoded bytes decides whether the structured walk is needed.
 _PREFILTER = re.compile(
     rb"private key|sk-|gh[pousr]_|github_pat_|akia|asia|xox[baprs]-|aiza|eyj|bearer |"
-    rb'"(?:passw|secret|token|api_?key|access_token|refresh_token|authorization|client_secret|'
-    rb'private_key|aws_secret)'
+    rb'(?:passw|secret|token|api_?key|access_key|authorization|credentials)[a-z0-9_]*":'
 )
+
+
+def secret_key(key: str) -> bool:
+    """True for a key whose value is a secret by name."""
+    return key.lower().endswith(_SECRET_KEY_ENDINGS)
 
 
 def placeholder(kind: str, secret: str) -> str:
@@ -52,7 +57,7 @@ def redact_text(text: str) -> str:
 def redact_value(value: Any, key: str | None = None) -> Any:
     """Return `value` with secrets replaced, recursing into lists and dicts."""
     if isinstance(value, str):
-        if key is not None and key.lower() in _SECRET_KEYS and value:
+        if key is not None and value and secret_key(key):
             return placeholder(key.lower(), value)
         return redact_text(value)
     if isinstance(value, dict):

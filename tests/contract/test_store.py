@@ -175,3 +175,21 @@ def test_an_index_that_fails_mid_query_is_rebuilt_and_asked_again(store_dir, rep
     fresh.store.index()  # opens fine: the damage is only met by the listing query
     assert sorted(t["thread_id"] for t in fresh.list()) == threads
     assert list(store_dir.glob("state.db.corrupt-*"))
+
+
+def test_secrets_in_titles_and_secret_named_keys_never_reach_the_store(store_dir, repo):
+    """Fixture: a session whose title carries a token and whose tool args carry DB_PASSWORD and
+    GITHUB_TOKEN; closed, resumed, listed."""
+    token = "ghp_" + "T" * 36
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo, title=f"deploy with {token}")
+    session.record({"type": "operation", "operation_id": "op-env", "tool": "shell",
+                    "status": "started", "args": {"env": {"DB_PASSWORD": "hunter2-prod",
+                                                          "GITHUB_TOKEN": "plain-looking-value"}}})
+    session.close()
+    keeper.resume(session.thread_id, workspace=str(repo))[1].close()
+    keeper.list()
+    blob = b"".join(p.read_bytes() for p in store_dir.rglob("*") if p.is_file())
+    for secret in (token, "hunter2-prod", "plain-looking-value"):
+        assert secret.encode() not in blob, secret
+    assert keeper.list()[0]["title"].startswith("deploy with [REDACTED:github_token:")
