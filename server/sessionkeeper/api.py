@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ids
+from .errors import InvalidEvent
 from .events import (
     ClientInfo,
     Durability,
@@ -207,7 +208,12 @@ class Keeper:
 
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
         if at_seq is not None:
-            rollouts = [_cut(r, at_seq) for r in rollouts if r.meta and r.meta["seq"] <= at_seq]
+            readable = [r for r in rollouts if r.meta]
+            first, last = readable[0].meta["seq"], readable[-1].last_seq
+            if not first <= at_seq <= last:
+                raise InvalidEvent(f"at_seq {at_seq} is outside the thread's records "
+                                   f"(seq {first}..{last})")
+            rollouts = [_cut(r, at_seq) for r in readable if r.meta["seq"] <= at_seq]
         replayed = replay(rollouts)
         cwd = workspace or replayed.meta["cwd"]
         return self.continue_thread(replayed, workspace=cwd, source="fork",

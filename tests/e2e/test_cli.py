@@ -132,3 +132,20 @@ def test_store_option_works_before_and_after_the_subcommand(tmp_path, repo):
         assert done.returncode == 0, done.stderr
     assert list(before.rglob("rollout-*.jsonl")) and list(after.rglob("rollout-*.jsonl"))
     assert not (tmp_path / "default").exists()
+
+
+def test_fork_outside_the_threads_records_is_a_typed_error(store_dir, thread):
+    """Fixture: thread (seq 0..6 after its closing snapshot)."""
+    for at in ("-1", "999"):
+        done = run(store_dir, "fork", thread, "--at", at)
+        assert done.returncode == 65 and "outside the thread's records" in done.stderr
+
+
+def test_recording_into_a_session_damaged_in_the_middle_is_refused(store_dir, thread):
+    """Fixture: thread; one byte of its first message changed (still valid JSON)."""
+    path = next(store_dir.rglob("rollout-*.jsonl"))
+    path.write_bytes(path.read_bytes().replace(b'"fix it"', b'"fix IT"'))
+    done = run(store_dir, "record", "--session", path.name[-42:-6],
+               stdin='{"type":"message","role":"user","text":"more"}\n')
+    assert done.returncode == 74 and "fork the thread to continue" in done.stderr
+    assert b'"more"' not in path.read_bytes()

@@ -240,9 +240,11 @@ class Store:
             if rollout.status.value == "future_schema":
                 raise SchemaTooNew(f"session {session_id} was written by a newer Session Keeper "
                                    f"(schema {rollout.schema_version})")
-            if rollout.meta is None or rollout.status.value not in ("ok", "damaged"):
+            if rollout.meta is None or rollout.status.value != "ok":
+                lines = ", ".join(str(d.line) for d in rollout.damage)
                 raise StoreDamaged(f"session {session_id} cannot be appended to "
-                                   f"({rollout.status.value})")
+                                   f"({rollout.status.value}{': lines ' + lines if lines else ''});"
+                                   " fork the thread to continue")
             newest = self.thread_sessions(thread)[-1]["session_id"]
             if newest != rollout.meta["session_id"]:
                 raise SessionReadOnly(f"session {session_id} was resumed by {newest}; record there")
