@@ -29,11 +29,10 @@ _SHAPES: list[tuple[str, re.Pattern[str]]] = [
 _SECRET_KEY_ENDINGS = ("password", "passwd", "secret", "token", "api_key", "apikey",
                        "private_key", "access_key", "secret_access_key", "authorization",
                        "credentials")
-# One pass over the lower-cased encoded bytes decides whether the structured walk is needed.
-_PREFILTER = re.compile(
-    rb"private key|sk-|gh[pousr]_|github_pat_|akia|asia|xox[baprs]-|aiza|eyj|bearer |"
-    rb'(?:passw|secret|token|api_?key|access_key|authorization|credentials)[a-z0-9_]*":'
-)
+_KEY_ENDINGS = tuple(e.encode() for e in _SECRET_KEY_ENDINGS)
+# Cheap checks over the lower-cased encoded bytes decide whether the structured walk is needed.
+_SHAPE_PREFILTER = re.compile(
+    rb"private key|sk-|gh[pousr]_|github_pat_|akia|asia|xox[baprs]-|aiza|eyj|bearer ")
 
 
 def secret_key(key: str) -> bool:
@@ -67,8 +66,19 @@ def redact_value(value: Any, key: str | None = None) -> Any:
     return value
 
 
+def _has_secret_key(low: bytes) -> bool:
+    """True when some `"key":` in the encoded JSON ends with a secret name."""
+    end = low.find(b'":')
+    while end != -1:
+        if low[low.rfind(b'"', 0, end) + 1:end].endswith(_KEY_ENDINGS):
+            return True
+        end = low.find(b'":', end + 2)
+    return False
+
+
 def redact_json(body: bytes) -> bytes:
     """Redact an encoded JSON object; returns the same bytes when nothing looks secret."""
-    if not _PREFILTER.search(body.lower()):
+    low = body.lower()
+    if not _SHAPE_PREFILTER.search(low) and not _has_secret_key(low):
         return body
     return orjson.dumps(redact_value(orjson.loads(body)))
