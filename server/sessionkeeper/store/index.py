@@ -42,6 +42,7 @@ CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq);
 CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id);
 CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id);
 """
+_INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd")
 SESSION_COLUMNS = (
     "session_id", "thread_id", "path", "archived", "started_at", "last_activity", "resumed_from",
     "forked_from", "source", "cwd", "repo_key", "branch", "title", "last_seq", "durable_seq",
@@ -208,10 +209,14 @@ class Index:
         """Replace every row in one transaction (other processes see the old or the new index)."""
         try:
             with self.db:
+                for name in _INDEX_NAMES:  # bulk insert first, secondary indexes after
+                    self.db.execute(f"DROP INDEX IF EXISTS {name}")
                 self.db.execute("DELETE FROM sessions")
                 self.db.execute("DELETE FROM threads")
                 self.db.executemany(_INSERT_SESSION, [_session_values(r) for r in rows])
                 self.db.executemany(_INSERT_THREAD, thread_rows(rows))
+                for statement in _INDEXES.strip().splitlines():
+                    self.db.execute(statement)
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index rebuild failed: {exc}") from exc
 
