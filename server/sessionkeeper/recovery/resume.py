@@ -146,7 +146,8 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
             return resume(keeper, thread, workspace=report.relocate_to, decision="relocate",
                           requested=requested)
         report.decision = decision
-        report.quarantined = [_quarantine(keeper, r) for r in replayed.rollouts if r.tail]
+        cut = (_quarantine(keeper, r) for r in replayed.rollouts if r.tail is not None)
+        report.quarantined = [entry for entry in cut if entry is not None]
         if decision == "export":
             report.export_path = _export(keeper, replayed, report)
             return report, None
@@ -207,8 +208,10 @@ def _reason(report: Report) -> str:
     return f"resumed despite: {kinds}"
 
 
-def _quarantine(keeper: Any, rollout: Any) -> dict[str, Any]:
+def _quarantine(keeper: Any, rollout: Any) -> dict[str, Any] | None:
     done = quarantine_tail(keeper.store, rollout, locked=True)
+    if done is None:
+        return None
     return {"session_id": done.session_id, "path": done.path, "offset": done.offset,
             "bytes": done.bytes, "reason": done.reason, "action": "quarantined"}
 
