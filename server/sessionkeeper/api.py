@@ -168,7 +168,7 @@ class Keeper:
         if not rows or workspace is None:  # no workspace: nothing to estimate against
             return [thread_summary(row) for row in rows]
         root = os.path.realpath(workspace)
-        current = capture(root) if os.path.isdir(root) else None
+        current = capture(root, dirty=False) if os.path.isdir(root) else None
         return [thread_summary(row, state=estimate_state(row, current) if current or not
                                row.get("repo_key") else "blocked") for row in rows]
 

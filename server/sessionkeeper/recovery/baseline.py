@@ -117,8 +117,11 @@ def dirty_fingerprint(worktree: str) -> str | None:
     return digest.hexdigest()
 
 
-def capture(path: str | os.PathLike[str]) -> GitBaseline | None:
-    """Capture the git baseline of the repository holding `path`; None outside git or if missing."""
+def capture(path: str | os.PathLike[str], *, dirty: bool = True) -> GitBaseline | None:
+    """Capture the git baseline of the repository holding `path`; None outside git or if missing.
+
+    `dirty=False` skips the dirty fingerprint (a status plus hashing every changed file).
+    """
     found = identity_of(os.fspath(path))
     if found is None:
         return None
@@ -130,7 +133,7 @@ def capture(path: str | os.PathLike[str]) -> GitBaseline | None:
         identity=identity,
         branch=_read(runner, "symbolic-ref", "--short", "-q", "HEAD") or None,
         head=_read(runner, "rev-parse", "--verify", "-q", "HEAD^{commit}") or None,
-        dirty=dirty_fingerprint(top),
+        dirty=dirty_fingerprint(top) if dirty else None,
     )
 
 
