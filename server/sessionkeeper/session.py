@@ -158,6 +158,8 @@ class Session:
         if args is not None:
             event["args"] = args
         ack = self.record(event, durability=Durability.DURABLE)
+        if ack.duplicate:  # another caller started it a moment ago: it is theirs to run
+            return OperationTicket(operation_id, "in_doubt", None, ack.seq)
         return OperationTicket(operation_id, "run", None, ack.seq)
 
     def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:

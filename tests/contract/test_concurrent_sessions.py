@@ -50,3 +50,21 @@ def test_concurrent_operations_are_never_run_again_after_resume(store_dir, repo)
     assert resumed.state["operations"].counts()["committed"] == 200
     assert all(resumed.begin_operation(f"op-{i}", "shell").action == "reuse" for i in range(200))
     resumed.close()
+
+
+def test_two_threads_beginning_the_same_operation_run_it_once(store_dir, repo):
+    """Fixture: one session; 8 threads race to begin the same operation id, 20 rounds."""
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    for round_ in range(20):
+        actions: list[str] = []
+        lock = threading.Lock()
+
+        def race(op: str = f"op-{round_}") -> None:
+            action = session.begin_operation(op, "shell").action
+            with lock:
+                actions.append(action)
+
+        _run(8, race)
+        assert actions.count("run") == 1, actions
+    session.close()
