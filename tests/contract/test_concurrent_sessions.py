@@ -53,14 +53,16 @@ def test_concurrent_operations_are_never_run_again_after_resume(store_dir, repo)
 
 
 def test_two_threads_beginning_the_same_operation_run_it_once(store_dir, repo):
-    """Fixture: one session; 8 threads race to begin the same operation id, 20 rounds."""
+    """Fixture: one session; 8 threads race to begin the same operation id, 50 rounds."""
     keeper = Keeper(store_dir)
     session = keeper.start(repo)
-    for round_ in range(20):
+    for round_ in range(50):
         actions: list[str] = []
         lock = threading.Lock()
+        start = threading.Barrier(8)
 
-        def race(op: str = f"op-{round_}") -> None:
+        def race(op: str = f"op-{round_}", start: threading.Barrier = start) -> None:
+            start.wait()
             action = session.begin_operation(op, "shell").action
             with lock:
                 actions.append(action)
