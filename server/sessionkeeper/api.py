@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ids
-from .errors import InvalidEvent
+from .errors import InvalidEvent, InvalidWorkspace
 from .events import (
     ClientInfo,
     Durability,
@@ -51,6 +51,14 @@ class Keeper:
 
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
+        self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
+
+    def _sync_live(self, thread_id: str | None = None) -> None:
+        """Write out buffered (`none`) records and index rows of this Keeper's open sessions,
+        so that reads see everything they acknowledged."""
+        for thread, session in list(self.live.items()):
+            if thread_id in (None, thread) and session.writer.recorder.read_only_reason is None:
+                session.flush()
 
     @cached_property
     def store(self) -> Store:
@@ -65,7 +73,7 @@ class Keeper:
         """Start a new thread in `workspace`: capture its git baseline, record session_meta."""
         from .recovery.baseline import capture
 
-        cwd = os.path.realpath(workspace)
+        cwd = _directory(workspace)
         meta = SessionMeta(
             thread_id=ids.new_id(), session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
             permissions=Permissions.model_validate(permissions or {}, strict=False),
@@ -85,7 +93,9 @@ class Keeper:
                                    durability=self.durability, lock=lock)
         state = state if state is not None else SessionState()
         state.apply(writer.meta)
-        return Session(self, writer, state)
+        session = Session(self, writer, state)
+        self.live[session.thread_id] = session
+        return session
 
     def continue_thread(self, replayed: Any, *, workspace: str, source: Source, reason: str,
                         decision: str | None = None, fork: bool = False, lock: Any = None) -> Session:
@@ -96,7 +106,7 @@ class Keeper:
         from .recovery.baseline import capture
 
         previous = replayed.meta
-        cwd = os.path.realpath(workspace)
+        cwd = _directory(workspace)
         permissions = replayed.state["permissions"].current()
         model = replayed.state["model"].summary()
         meta = SessionMeta(
@@ -128,6 +138,7 @@ class Keeper:
             raise
         session = Session(self, writer, replayed.state)
         session.carry_snapshot_budget(replayed.latest)
+        self.live[session.thread_id] = session
         return session
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -135,16 +146,16 @@ class Keeper:
     def transition(self, session: Session, source: Source, reason: str, *,
                    decision: str | None = None, context: dict[str, Any] | None = None) -> Ack:
         """Record a lifecycle event, then fire the hooks for `source` (failures isolated)."""
-        ack = session.record(Lifecycle(source=source, reason=reason, decision=decision),
-                             durability=Durability.DURABLE)
+        ack = session.record_own(Lifecycle(source=source, reason=reason, decision=decision),
+                                 durability=Durability.DURABLE)
         run = self.hooks.run(source, {"thread_id": session.thread_id,
                                       "session_id": session.session_id,
                                       "workspace": session.writer.meta.get("cwd"),
                                       **(context or {})})
         session.hook_run = run
         if run.failures:
-            session.record(Lifecycle(source=source, reason="hook failures",
-                                     data={"hook_failures": run.failures, "of_seq": ack.seq}))
+            session.record_own(Lifecycle(source=source, reason="hook failures",
+                                         data={"hook_failures": run.failures, "of_seq": ack.seq}))
         return ack
 
     # ---- reading ----------------------------------------------------------------------------
@@ -153,6 +164,7 @@ class Keeper:
              cursor: tuple[str, str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Threads newest first (of one workspace, if given), from the index."""
         cwd = os.path.realpath(workspace) if workspace else None
+        self._sync_live()
         return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
                                                  cursor=cursor, limit=limit))
 
@@ -176,6 +188,7 @@ class Keeper:
         """Rebuild a thread's state from its latest snapshot and the tail after it."""
         from .recovery.replay import replay
 
+        self._sync_live(thread_id)
         return replay(self.store.read_thread(thread_id, full=full))
 
     def summary_of(self, state: Any, meta: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +219,7 @@ class Keeper:
         """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
         from .recovery.replay import replay
 
+        self._sync_live(thread_id)
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
         if at_seq is not None:
             readable = [r for r in rollouts if r.meta]
@@ -236,6 +250,14 @@ class Keeper:
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts."""
         return self.store.rebuild(progress)
+
+
+def _directory(workspace: str | os.PathLike[str]) -> str:
+    """The real path of a workspace that must be an existing directory."""
+    cwd = os.path.realpath(workspace)
+    if not os.path.isdir(cwd):
+        raise InvalidWorkspace(f"workspace {cwd} is not an existing directory")
+    return cwd
 
 
 def _title(summary: dict[str, Any], *, fork: bool) -> str | None:

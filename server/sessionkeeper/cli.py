@@ -93,7 +93,7 @@ def check_resume(args: argparse.Namespace) -> int:
     workspace = args.workspace or os.getcwd()
     thread = args.check_resume or None
     if thread is None and not args.latest:
-        raise SystemExit("sessionkeeper: --check-resume needs a THREAD or --latest")
+        _parser().error("--check-resume needs a THREAD or --latest")
     report = _keeper(args).check_resume(thread, workspace=workspace, latest=args.latest).to_json()
     if args.json:
         _emit(report)
@@ -245,6 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
+        if args.command == "serve":  # `sessionkeeper --store DIR serve`
+            from .lsp.server import serve
+
+            forwarded = (["--store", args.store] if args.store else []) + (
+                ["--tcp", args.tcp] if args.tcp else [])
+            return serve(forwarded) or 0
         return _run(args)
     except SessionKeeperError as exc:
         if getattr(args, "json", False):

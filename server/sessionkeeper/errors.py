@@ -31,6 +31,14 @@ class InvalidEvent(SessionKeeperError, ValueError):
     name = "invalid_event"
 
 
+class InvalidWorkspace(SessionKeeperError, ValueError):
+    """A workspace that is not an existing directory."""
+
+    exit_code = 64
+    rpc_code = -32602
+    name = "invalid_workspace"
+
+
 class UnknownThread(SessionKeeperError, LookupError):
     """No thread or session with that id exists in the store."""
 

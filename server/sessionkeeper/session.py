@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .store.store import SessionWriter
 
 
-_OWN_TYPES = frozenset({"session_meta", "snapshot"})
+_OWN_TYPES = frozenset({"session_meta", "snapshot", "lifecycle"})
 
 
 def args_digest(args: Any) -> str:
@@ -71,11 +72,15 @@ class Session:
         """Validate, redact and append one event; returns once `durability` is reached."""
         return self.record_many([event], durability=durability)[0]
 
+    def record_own(self, event: Event, *, durability: Durability | None = None) -> Ack:
+        """Record one of Session Keeper's own records (a lifecycle transition); Keeper only."""
+        return self.record_many([event], durability=durability, own=True)[0]
+
     def record_many(self, events: list[dict[str, Any] | Event], *,
-                    durability: Durability | None = None) -> list[Ack]:
+                    durability: Durability | None = None, own: bool = False) -> list[Ack]:
         """Append events in order (one write); a re-delivered operation is acknowledged with the
         seq of its first delivery and counted as a duplicate, never written again."""
-        prepared = [self._body(event) for event in events]  # validate all before writing any
+        prepared = [self._body(event, own=own) for event in events]  # validate all, then write
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
             out = self._append_and_fold(prepared, level)
@@ -115,17 +120,27 @@ class Session:
             out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: dict[str, Any] | Event) -> tuple[str, bytes]:
+    def _body(self, event: dict[str, Any] | Event, *, own: bool = False) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); the server's own record types are refused."""
         kind = event.get("type") if isinstance(event, dict) else getattr(event, "type", None)
-        if isinstance(kind, str) and kind in _OWN_TYPES:
+        if isinstance(kind, str) and kind in _OWN_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
         if isinstance(event, dict) and kind == "operation":
             if "args" in event and "args_digest" not in event:
                 event = {**event, "args_digest": args_digest(event["args"])}
             valid_operation_id(event.get("operation_id"))
+        if isinstance(event, dict) and kind == "file_change" and isinstance(event.get("path"), str):
+            event = {**event, "path": self._workspace_path(event["path"])}
         body = event_body(event)
         return kind, redact_json(body) if self.keeper.redact else body
+
+    def _workspace_path(self, path: str) -> str:
+        """A file path as file history keys it: relative to the workspace, with `/`."""
+        root = self.writer.meta["cwd"]
+        full = os.path.normpath(os.path.join(root, path))
+        if os.path.commonpath([root, full]) != root:
+            raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
+        return os.path.relpath(full, root).replace(os.sep, "/")
 
     def _delivered(self, record: dict[str, Any]) -> Ack | None:
         """The ack of an earlier delivery of the same (operation_id, status), if any."""
@@ -224,8 +239,16 @@ class Session:
         """What a status bar or a listing shows about this session."""
         return self.keeper.summary_of(self.state, self.writer.meta)
 
+    def flush(self) -> None:
+        """Write out buffered (`none`) records and refresh this session's index row."""
+        with self._order:
+            self.writer.recorder.flush()
+            self.writer.update_index()
+
     def close(self) -> None:
         """Snapshot (when enough was written since the last one), flush, fsync, release the thread."""
+        if self.keeper.live.get(self.thread_id) is self:
+            del self.keeper.live[self.thread_id]
         if self.writer.recorder.read_only_reason is None:
             if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
                 self.snapshot()

@@ -61,7 +61,8 @@ def test_two_threads_beginning_the_same_operation_run_it_once(store_dir, repo):
         lock = threading.Lock()
         start = threading.Barrier(8)
 
-        def race(op: str = f"op-{round_}", start: threading.Barrier = start) -> None:
+        def race(op: str = f"op-{round_}", start: threading.Barrier = start,
+                 lock: threading.Lock = lock, actions: list[str] = actions) -> None:
             start.wait()
             action = session.begin_operation(op, "shell").action
             with lock:

@@ -149,3 +149,19 @@ def test_recording_into_a_session_damaged_in_the_middle_is_refused(store_dir, th
                stdin='{"type":"message","role":"user","text":"more"}\n')
     assert done.returncode == 74 and "fork the thread to continue" in done.stderr
     assert b'"more"' not in path.read_bytes()
+
+
+def test_check_resume_without_a_thread_is_a_usage_error(store_dir, repo):
+    """Fixture: an empty store."""
+    done = run(store_dir, "--check-resume", "--workspace", str(repo))
+    assert done.returncode == 2 and "needs a THREAD or --latest" in done.stderr
+
+
+def test_serve_after_global_options_really_serves(store_dir):
+    """Fixture: an empty store; `sessionkeeper --store DIR serve` answers an LSP initialize."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"capabilities": {}, "processId": None, "rootUri": None}})
+    message = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    done = subprocess.run([sys.executable, "-m", "sessionkeeper", "--store", str(store_dir),
+                           "serve"], input=message, capture_output=True, timeout=60)
+    assert b'"id":1' in done.stdout.replace(b" ", b"") and b"capabilities" in done.stdout

@@ -262,7 +262,7 @@ async def session_fork(ls: Server, p: Any) -> dict[str, Any]:
 
 
 async def _set_archived(ls: Server, thread_id: str, archived: bool) -> dict[str, Any]:
-    if ls.session is not None and ls.session.thread_id == thread_id:
+    if archived and ls.session is not None and ls.session.thread_id == thread_id:
         await ls.make_current(None)  # close our own session of it first
     await ls.run(lambda: (ls.keeper.archive if archived else ls.keeper.unarchive)(thread_id))
     return {"thread_id": thread_id, "archived": archived}

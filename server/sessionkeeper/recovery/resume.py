@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from .. import ids
-from ..errors import InvalidEvent, UnknownThread
+from ..errors import InvalidEvent, ThreadBusy, UnknownThread
 from ..store.layout import ensure_private_dir
 from ..store.repair import quarantine_tail
 from .baseline import BLOCKING_KINDS, current_workspace, find_by_identity, verdict_of
@@ -133,7 +133,12 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
     if decision is not None and decision not in DECISIONS:
         raise InvalidEvent(f"unknown decision {decision!r}: expected one of {sorted(DECISIONS)}")
     thread = resolve_thread(keeper, thread_id, workspace=workspace, latest=latest)
-    lock = keeper.store.lock_thread(thread, purpose="resume it")
+    try:
+        lock = keeper.store.lock_thread(thread, purpose="resume it")
+    except ThreadBusy:
+        if decision not in ("fork", "export"):
+            raise
+        lock = None  # open elsewhere: forking or exporting only reads it (no quarantine)
     try:  # read, decide and continue under the writer lock: nothing can be appended meanwhile
         replayed = keeper.replay(thread)
         if not replayed.rollouts:
@@ -141,13 +146,15 @@ def resume(keeper: Any, thread_id: str | None, *, workspace: str, decision: str 
         report = build_report(keeper, replayed, thread_id=thread, workspace=workspace,
                               requested=requested)
         if decision == "relocate" and report.verdict == "blocked" and report.relocate_to:
-            lock.release()
-            lock = None  # the repository was found again: resume it there
+            if lock is not None:
+                lock.release()
+                lock = None  # the repository was found again: resume it there
             return resume(keeper, thread, workspace=report.relocate_to, decision="relocate",
                           requested=requested)
         report.decision = decision
-        cut = (_quarantine(keeper, r) for r in replayed.rollouts if r.tail is not None)
-        report.quarantined = [entry for entry in cut if entry is not None]
+        if lock is not None:
+            cut = (_quarantine(keeper, r) for r in replayed.rollouts if r.tail is not None)
+            report.quarantined = [entry for entry in cut if entry is not None]
         if decision == "export":
             report.export_path = _export(keeper, replayed, report)
             return report, None

@@ -166,6 +166,7 @@ class Store:
         except IndexUnavailable:
             self._set_aside(path)
             index_mod.build(path, rows)
+        self._reconcile()  # sessions created by other processes while this one was scanning
         return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
                 "unindexable": skipped}
 
@@ -268,16 +269,32 @@ class Store:
     def thread_sessions(self, thread_id: str) -> list[dict[str, Any]]:
         """Session rows of a thread, oldest first; UnknownThread if there are none."""
         thread = ids.thread_id(thread_id)
-        rows = self._query(lambda index: index.sessions(thread))
-        rows = [r for r in rows if Path(r["path"]).exists()] + self._unindexed(thread)
+        rows = [row for row in map(self._followed, self._query(lambda i: i.sessions(thread))) if row]
+        rows += [r for r in self._reconcile() if r["thread_id"] == thread]
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
         return sorted(rows, key=index_mod.thread_order)
 
-    def _unindexed(self, thread: str) -> list[dict[str, Any]]:
-        """Sessions of `thread` on disk that the index does not know (it is only a cache).
+    def _followed(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """A row whose file is gone: found again if another process (un)archived it, else None."""
+        path = Path(row["path"])
+        if path.exists():
+            return row
+        try:
+            moved = (self.layout.live_path(path) if row["archived"]
+                     else self.layout.archived_path(path))
+        except (ValueError, StoreDamaged):  # a row that does not even point into its tree
+            return None
+        if not moved.exists():
+            return None
+        row = {**row, "path": str(moved), "archived": int(not row["archived"])}
+        self.index_upsert([row])
+        return row
 
-        Costs one walk of the file names; only unknown files are opened.
+    def _reconcile(self) -> list[dict[str, Any]]:
+        """Index the session files on disk that the index does not know (it is only a cache).
+
+        Costs one walk of the file names; only unknown files are opened. Returns their rows.
         """
         known = self._query(lambda index: index.session_ids())
         found = []
@@ -289,7 +306,7 @@ class Store:
                     found.append(row)
         if found:
             self.index_upsert(found)
-        return [r for r in found if r["thread_id"] == thread]
+        return found
 
     def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
@@ -322,7 +339,9 @@ class Store:
     def set_archived(self, thread_id: str, archived: bool) -> int:
         """Move a thread's rollouts to archived_sessions/ (or back); returns files moved."""
         thread = ids.thread_id(thread_id)
-        lock = self.lock_thread(thread, purpose="archive it")
+        if all(bool(r["archived"]) == archived for r in self.thread_sessions(thread)):
+            return 0  # already where it should be: nothing to move, no lock needed
+        lock = self.lock_thread(thread, purpose="archive it" if archived else "unarchive it")
         try:
             rows, moved = self.thread_sessions(thread), 0
             for row in rows:
