@@ -1,7 +1,7 @@
 """`sessionkeeper`: serve the language server (default), check resumes for CI, inspect the store.
 
 Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`) · 2 usage ·
-64 invalid id · 65 invalid event · 66 unknown thread · 73 read-only session · 74 store damaged /
+64 invalid id or workspace · 65 invalid event · 66 unknown thread · 73 read-only session · 74 store damaged /
 full · 75 thread busy · 70 internal error.
 """
 
