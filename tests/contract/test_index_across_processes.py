@@ -10,7 +10,8 @@ from pathlib import Path
 import orjson
 
 from sessionkeeper.api import Keeper
-from sessionkeeper.store.codec import frame
+
+from ..seed import redate
 
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
 
@@ -58,13 +59,7 @@ def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir,
     _, two = keeper.resume(one.thread_id, workspace=str(repo))
     two.record({"type": "todo", "items": [{"id": "1", "text": "x", "status": "done"}]})
     two.close()
-    lines = []
-    for raw in two.writer.path.read_bytes().splitlines():
-        record = orjson.loads(raw)
-        del record["crc"]
-        seq, ts = record.pop("seq"), record.pop("ts").replace("2026", "2020", 1)
-        lines.append(frame(seq, ts.encode(), orjson.dumps(record)))
-    two.writer.path.write_bytes(b"".join(lines))
+    redate(two.writer.path)
     cli(store_dir, "reindex")
     report = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
     assert report.restored_to_seq == two.writer.last_seq

@@ -6,16 +6,14 @@ import shutil
 import time
 from pathlib import Path
 
-import orjson
 import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.recovery.lifecycle import Hook
-from sessionkeeper.store.codec import frame
 from sessionkeeper.store.reader import read_rollout
 
 from ..conftest import git, init_repo
-from ..seed import crash, record_seed
+from ..seed import crash, record_seed, redate
 
 
 @pytest.fixture
@@ -275,13 +273,7 @@ def test_clear_keeps_cost_model_and_permissions(store_dir, repo):
 def test_idle_reset_policy_clears_the_context_but_keeps_the_rest(seeded, repo, store_dir):
     """Fixture: seeded, its records re-dated to 2020; resumed with reset policy `idle`."""
     keeper, thread, session = seeded
-    lines = []
-    for raw in session.writer.path.read_bytes().splitlines():
-        record = orjson.loads(raw)
-        del record["crc"]
-        seq, ts = record.pop("seq"), record.pop("ts").replace("2026", "2020", 1)
-        lines.append(frame(seq, ts.encode(), orjson.dumps(record)))
-    session.writer.path.write_bytes(b"".join(lines))
+    redate(session.writer.path)
     report, resumed = Keeper(store_dir, reset_policy="idle").resume(thread, workspace=str(repo))
     assert report.reset is not None and report.reset.startswith("idle for")
     assert resumed.state["context"].conversation() == []
