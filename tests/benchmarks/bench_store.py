@@ -264,6 +264,26 @@ class CountingSink(FileSink):
         super().sync()
 
 
+def run_producers(work: Callable[[list[bytes]], None], items: list[bytes],
+                  n_threads: int) -> float:
+    """Seconds for `n_threads` threads, released together, to run `work` on their share."""
+    start = threading.Barrier(n_threads + 1)
+
+    def producer(chunk: list[bytes]) -> None:
+        start.wait()
+        work(chunk)
+
+    threads = [threading.Thread(target=producer, args=(items[i::n_threads],))
+               for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = perf()
+    for t in threads:
+        t.join()
+    return perf() - t0
+
+
 def raw_group_commit(path: Path, lines: list[bytes], n_threads: int) -> tuple[float, int]:
     """Threads write a line each under a lock, then wait until an fsync covers it; whoever finds
     no fsync running starts one covering everything written so far (no delay, no timer)."""
@@ -272,7 +292,6 @@ def raw_group_commit(path: Path, lines: list[bytes], n_threads: int) -> tuple[fl
     st = {"written": 0, "synced": 0, "syncing": False, "fsyncs": 0}
 
     def producer(chunk: list[bytes]) -> None:
-        start.wait()
         for line in chunk:
             with wlock:
                 os.write(fd, line)
@@ -293,16 +312,7 @@ def raw_group_commit(path: Path, lines: list[bytes], n_threads: int) -> tuple[fl
                     st["synced"] = max(st["synced"], target)
                     cond.notify_all()
 
-    start = threading.Barrier(n_threads + 1)
-    threads = [threading.Thread(target=producer, args=(lines[i::n_threads],))
-               for i in range(n_threads)]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = perf()
-    for t in threads:
-        t.join()
-    dt = perf() - t0
+    dt = run_producers(producer, lines, n_threads)
     os.close(fd)
     return dt, st["fsyncs"]
 
@@ -313,20 +323,10 @@ def recorder_group_commit(path: Path, bodies: list[bytes], n_threads: int) -> tu
     sink.syncs = 0
 
     def producer(chunk: list[bytes]) -> None:
-        start.wait()
         for body in chunk:
             rec.append([body], Durability.DURABLE)
 
-    start = threading.Barrier(n_threads + 1)
-    threads = [threading.Thread(target=producer, args=(bodies[i::n_threads],))
-               for i in range(n_threads)]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = perf()
-    for t in threads:
-        t.join()
-    dt = perf() - t0
+    dt = run_producers(producer, bodies, n_threads)
     sink.close()
     return dt, sink.syncs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..conftest import git
 from ._client import stop_client
@@ -30,12 +31,19 @@ async def test_auto_resume_continues_the_latest_thread_when_nothing_changed(
     assert client.asked == []
 
 
+async def resume_after_branch_switch(spawn, workspace: Path, *, answer: str) -> tuple[str, Any]:
+    """Record a thread, switch the branch, open a server that auto-resumes and answers `answer`.
+
+    Returns (the recorded thread id, the client)."""
+    thread = await record_thread(spawn, workspace)
+    git(workspace, "checkout", "-q", "-b", "elsewhere")
+    return thread, await spawn(workspace=workspace, options={"autoResume": True}, answer=answer)
+
+
 async def test_auto_resume_on_drift_asks_and_forks_when_the_user_picks_fork(
         spawn, workspace: Path) -> None:
     """Fixtures: `spawn`, `workspace`."""
-    thread = await record_thread(spawn, workspace)
-    git(workspace, "checkout", "-q", "-b", "elsewhere")
-    client = await spawn(workspace=workspace, options={"autoResume": True}, answer="Fork")
+    thread, client = await resume_after_branch_switch(spawn, workspace, answer="Fork")
     status = await client.wait_status(lambda s: s is not None)
     assert status["thread_id"] != thread and status["branch"] == "elsewhere"
     assert len(client.asked) == 1
@@ -47,9 +55,7 @@ async def test_auto_resume_on_drift_asks_and_forks_when_the_user_picks_fork(
 async def test_auto_resume_on_drift_continue_keeps_the_thread_and_flags_drift(
         spawn, workspace: Path) -> None:
     """Fixtures: `spawn`, `workspace`."""
-    thread = await record_thread(spawn, workspace)
-    git(workspace, "checkout", "-q", "-b", "elsewhere")
-    client = await spawn(workspace=workspace, options={"autoResume": True}, answer="Continue")
+    thread, client = await resume_after_branch_switch(spawn, workspace, answer="Continue")
     status = await client.wait_status(lambda s: s is not None)
     assert status["thread_id"] == thread
     assert status["verdict"] == "drift" and status["drift"] is True

@@ -26,6 +26,16 @@ def meta(root: Path, *, seq: int = 0, **fields: Any) -> dict[str, Any]:
                cwd=str(root), baseline=baseline.model_dump() if baseline else None, **fields)
 
 
+def folded(cls: type, *records: dict[str, Any]) -> Any:
+    """A fresh `cls` subsystem folded over `records`, then restored from its own snapshot."""
+    sub = cls()
+    for record in records:
+        sub.apply(record)
+    restored = cls()
+    restored.restore(sub.snapshot())
+    return restored
+
+
 def sha(text: str) -> str:
     """Return the sha256 hex of `text` encoded as UTF-8 (what file_hash gives for that content)."""
     return hashlib.sha256(text.encode()).hexdigest()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sessionkeeper.recovery.subsystems.context import Context
 
-from ._recovery import rec
+from ._recovery import folded, rec
 
 
 def _msg(seq: int, text: str, **extra: object) -> dict:
@@ -12,12 +12,7 @@ def _msg(seq: int, text: str, **extra: object) -> dict:
 
 
 def _fold(*records: dict) -> Context:
-    sub = Context()
-    for record in records:
-        sub.apply(record)
-    restored = Context()
-    restored.restore(sub.snapshot())
-    return restored
+    return folded(Context, *records)
 
 
 def test_compacted_summary_replaces_the_messages_it_covers() -> None:

@@ -6,16 +6,11 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
 
-from ._recovery import edit, rec, sha, workspace
+from ._recovery import edit, folded, rec, sha, workspace
 
 
 def _history(*records: dict) -> FileHistory:
-    sub = FileHistory()
-    for record in records:
-        sub.apply(record)
-    restored = FileHistory()
-    restored.restore(sub.snapshot())
-    return restored
+    return folded(FileHistory, *records)
 
 
 def test_file_history_keeps_every_version_with_its_author(repo: Path) -> None:

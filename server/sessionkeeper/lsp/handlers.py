@@ -205,17 +205,19 @@ async def session_record(ls: Server, p: Any) -> dict[str, Any]:
 @rpc("session/clear", "ClearParams")
 async def session_clear(ls: Server, p: Any) -> dict[str, Any]:
     """Drop the conversation context of the current session (cost, model, permissions stay)."""
-    session = await _current_session(ls, p.session_id)
-    ack = await ls.run(lambda: session.clear(p.reason))
-    await ls.notify_status(force=True)
-    return {"seq": ack.seq}
+    return await _transition(ls, p.session_id, lambda session: session.clear(p.reason))
 
 
 @rpc("session/compact", "CompactParams")
 async def session_compact(ls: Server, p: Any) -> dict[str, Any]:
     """Record a summary replacing the conversation so far (history stays in the log)."""
-    session = await _current_session(ls, p.session_id)
-    ack = await ls.run(lambda: session.compact(p.summary))
+    return await _transition(ls, p.session_id, lambda session: session.compact(p.summary))
+
+
+async def _transition(ls: Server, session_id: str, act: Callable[[Any], Any]) -> dict[str, Any]:
+    """Run a lifecycle transition on the current session and tell the client."""
+    session = await _current_session(ls, session_id)
+    ack = await ls.run(lambda: act(session))
     await ls.notify_status(force=True)
     return {"seq": ack.seq}
 
