@@ -2,6 +2,8 @@
 
 Paths are as recorded (workspace-relative, normalised); a version's hash is None when the file was
 deleted. A file's last version is what the disk must still hold for the session to continue blindly.
+A version marked `unknown` (a `file_change` whose `data.unknown` lists `after_hash`: an agent's own
+log says the file was written, not what it holds) is never compared with the disk.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class FileHistory(Subsystem):
         """Append the version a file_change records (its after_hash, by its author)."""
         version = {"seq": record.get("seq"), "hash": record.get("after_hash"),
                    "author": record.get("author", "agent")}
+        if "after_hash" in (record.get("data") or {}).get("unknown", ()):
+            version["unknown"] = True  # written, content not in the log (an agent's own log)
         self.files.setdefault(norm_path(record["path"]), []).append(version)
 
     def snapshot(self) -> dict[str, Any]:
@@ -73,6 +77,8 @@ class FileHistory(Subsystem):
         diffs: list[Difference] = []
         for path in sorted(self.files):
             last = {"path": path, **self.files[path][-1]}
+            if last.get("unknown"):  # nothing recorded to compare the disk with
+                continue
             try:
                 now = workspace.file_hash(path)
             except ValueError:  # the path escapes the workspace: never read it

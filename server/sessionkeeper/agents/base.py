@@ -1,0 +1,244 @@
+"""The one interface every agent format implements, and the values it hands to the index.
+
+An agent module (codex.py, claude.py, ...) says where the agent keeps its logs (`default_roots`,
+`discover`), how to fold one of its JSON lines into our records (`translator`) and how the agent
+resumes a session (`resume_command`); reading — incremental, streaming, tolerant — is shared
+(`reading.read_file`). Invariants: nothing here writes under an agent's root; a `Checkpoint` is
+JSON-able and is all an incremental re-read needs; `SessionSummary` is what a listing shows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import StoreDamaged
+from .lines import MAX_LINE
+
+if TYPE_CHECKING:
+    from ..store.reader import Rollout
+    from .translate import Translator
+
+CHECKPOINT_VERSION = 1
+AGENT_NAMESPACE = uuid.UUID("5f0c3f7e-2b8e-4d2a-9a51-6c1d3e7b9a40")
+"""uuid5 namespace of the session ids Session Keeper derives for agent files."""
+
+
+class AgentLogUnreadable(StoreDamaged):
+    """An agent's log file vanished or cannot be opened; the other files are read as usual."""
+
+    name = "agent_log_unreadable"
+
+
+@dataclass(frozen=True)
+class AgentFile:
+    """One file of an agent, as discovery found it."""
+
+    agent: str
+    kind: str  # "session" | "subagent" (a sub-agent transcript) | "todos" (Claude's legacy todos/)
+    path: Path
+    root: Path  # the agent root it was found under ($CODEX_HOME, $CLAUDE_CONFIG_DIR, ...)
+    archived: bool = False
+    parent: str | None = None  # subagent / todos: the id of the session it belongs to
+    companions: tuple[Path, ...] = ()  # files read with this one (legacy todos, a subagent's .meta.json)
+
+    @property
+    def compressed(self) -> bool:
+        """True for a zstd-compressed rollout (`.jsonl.zst`)."""
+        return self.path.name.endswith(".zst")
+
+
+@dataclass(frozen=True)
+class LineDamage:
+    """A bad line in the middle of an agent's log (store.reader.Damage in a Rollout)."""
+
+    line: int
+    kind: str  # unparsable | oversize | no_meta
+    detail: str
+
+
+@dataclass(frozen=True)
+class LineTail:
+    """The torn or unusable last line (store.reader.Tail in a Rollout)."""
+
+    line: int
+    offset: int
+    length: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """What the index keeps of one agent file: identity, place, activity and health."""
+
+    agent: str
+    kind: str
+    path: str
+    status: str  # ok | damaged | no_meta | empty
+    thread_id: str | None = None
+    session_id: str | None = None
+    parent_thread_id: str | None = None
+    title: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    head: str | None = None
+    model: str | None = None
+    client_version: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    archived: bool = False
+    lines: int = 0
+    records: int = 0
+    messages: int = 0
+    operations: int = 0
+    in_doubt: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float = 0.0
+    damage: int = 0
+    torn_tail: bool = False
+    skipped: int = 0
+    unrecognized: int = 0
+    rewound_lines: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the summary as a JSON-able dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a file was read up to, and the translator's state there: all a re-read needs."""
+
+    agent: str
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    offset: int  # end of the last complete line folded
+    lines: int  # complete lines before `offset`
+    head_len: int
+    head_sha256: str  # of the first head_len bytes
+    anchor_sha256: str  # of the (up to 4 KiB) bytes before `offset`
+    state: dict[str, Any]
+    summary: SessionSummary
+    companions: tuple[tuple[str, int, int], ...] = ()  # (path, size, mtime_ns)
+    version: int = CHECKPOINT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the checkpoint as a JSON-able dict (what the index stores per file)."""
+        out = asdict(self)
+        out["companions"] = [list(c) for c in self.companions]
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Checkpoint:
+        """Rebuild a checkpoint from to_json(); raise ValueError when it is not one."""
+        try:
+            fields = dict(raw)
+            fields["summary"] = SessionSummary(**fields["summary"])
+            fields["companions"] = tuple(tuple(c) for c in fields.get("companions", ()))
+            return cls(**fields)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a checkpoint: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Read:
+    """One read of an agent file: what changed, the records parsed, and the checkpoint after it.
+
+    `mode` is "full" (read from the start: `records` are the whole file's), "appended" (only
+    the bytes after the checkpoint were parsed: `records` are the new ones, continuing its seq)
+    or "unchanged" (stat said nothing changed: nothing was parsed).
+    """
+
+    file: AgentFile
+    mode: str
+    reason: str  # new, grown, unchanged, replaced, truncated, rewritten, compressed, rewind, ...
+    checkpoint: Checkpoint
+    meta: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    damage: tuple[LineDamage, ...] = ()
+    tail: LineTail | None = None
+    lines_parsed: int = 0
+    bytes_read: int = 0
+
+    @property
+    def summary(self) -> SessionSummary:
+        """The whole file's summary after this read."""
+        return self.checkpoint.summary
+
+    def rollout(self) -> Rollout:
+        """The file as a store.reader.Rollout in our vocabulary (only for a full read)."""
+        if self.mode != "full":
+            raise ValueError(f"a {self.mode} read holds no whole rollout; read without a checkpoint")
+        from .reading import to_rollout
+
+        return to_rollout(self)
+
+
+def roots_from_env(env_var: str, defaults: Sequence[str], env: Mapping[str, str] | None = None) -> list[Path]:
+    """The roots named by `env_var` (a comma list), else the defaults; `~` expanded, order kept."""
+    env = os.environ if env is None else env
+    raw = env.get(env_var, "")
+    names = [p.strip() for p in raw.split(",") if p.strip()] if raw.strip() else list(defaults)
+    out: list[Path] = []
+    for name in names:
+        path = Path(os.path.expanduser(name))
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def derived_session_id(agent: str, thread_id: str, name: str) -> str:
+    """The session id of one agent file: a uuid5 of agent, thread and file name (stable, lowercase)."""
+    stem = name[:-4] if name.endswith(".zst") else name
+    return str(uuid.uuid5(AGENT_NAMESPACE, f"{agent}:{thread_id}:{stem}"))
+
+
+def canonical_uuid(raw: object) -> str | None:
+    """The lowercase canonical form of a UUID string, or None when it is not one."""
+    if not isinstance(raw, str) or len(raw) != 36:
+        return None
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        return None
+
+
+class Agent(ABC):
+    """One agent format: where its files are, how a line maps to our records, how it resumes."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def default_roots(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        """The agent's own roots from its environment variables and defaults."""
+
+    @abstractmethod
+    def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
+        """Yield the agent's files under `roots` (default_roots() when None); read-only."""
+
+    @abstractmethod
+    def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
+        """A translator for `file`, fresh (state None) or continuing from a checkpoint's state."""
+
+    @abstractmethod
+    def resume_command(self, thread_id: str) -> list[str]:
+        """The agent's own command that resumes the thread (run in the thread's cwd)."""
+
+    def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
+             max_line: int = MAX_LINE) -> Read:
+        """Read `file`: only the appended bytes when `checkpoint` still matches, else all of it."""
+        from .reading import read_file
+
+        return read_file(self, file, checkpoint, max_line=max_line)
+
+    def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:
+        """Read all of `file` as a Rollout, ready for recovery.replay."""
+        return self.read(file, max_line=max_line).rollout()

@@ -1,0 +1,388 @@
+"""Claude Code transcripts: `$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl`, and sub-agents.
+
+Roots: $CLAUDE_CONFIG_DIR (a comma list allowed), else ~/.claude and ~/.config/claude. A project
+folder's name is a lossy encoding of a path and is never decoded: each line carries its `cwd`.
+Sub-agent transcripts `<project>/<session>/subagents/agent-*.jsonl` belong to their parent's
+thread (kind "subagent", never a thread of their own); the legacy `todos/<session>-agent-
+<session>.json` is a companion of its session. Lines form a tree by `parentUuid`: the live branch
+is the chain of the newest conversation line (`live.py`); rewound-away lines are counted, not
+folded. The field-by-field mapping is in MAPPING.md beside this file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .base import Agent, AgentFile, canonical_uuid, roots_from_env
+from .claude_meta import claude_meta, legacy_todos, subagent_meta
+from .live import CONVERSATION, Chain
+from .translate import Record, Translator, capped, digest, one_line, operation_id, text_of
+from .vocab import relative_to, set_fact, todo_items
+
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+_SKIPPED = frozenset({
+    "queue-operation", "api-request", "api-request-blob", "api-request-shape", "tools-used",
+    "last-prompt", "mode", "atis-latch", "file-history-snapshot", "progress", "agent-name",
+    "pr-link", "worktree-state", "frame-link", "continued-in", "relocated", "started", "result"})
+_SYNTHETIC = "<synthetic>"
+
+
+class ClaudeAgent(Agent):
+    """Claude Code: discovery under $CLAUDE_CONFIG_DIR, translation of its transcript lines."""
+
+    name = "claude"
+
+    def default_roots(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        """$CLAUDE_CONFIG_DIR (a comma list allowed), else ~/.claude and ~/.config/claude."""
+        return roots_from_env("CLAUDE_CONFIG_DIR", ["~/.claude", "~/.config/claude"], env)
+
+    def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
+        """Session transcripts of every project, then their sub-agent transcripts; read-only."""
+        for root in self.default_roots() if roots is None else roots:
+            for project in _entries(root / "projects", dirs=True):
+                for entry in _entries(project, dirs=False):
+                    if entry.name.endswith(".jsonl"):
+                        todo = root / "todos" / f"{entry.name[:-6]}-agent-{entry.name[:-6]}.json"
+                        companions = (todo,) if todo.is_file() else ()
+                        yield AgentFile("claude", "session", entry, root, companions=companions)
+                for session in _entries(project, dirs=True):
+                    for entry in _entries(session / "subagents", dirs=False):
+                        if entry.name.startswith("agent-") and entry.name.endswith(".jsonl"):
+                            info = entry.with_name(entry.name[:-6] + ".meta.json")
+                            yield AgentFile("claude", "subagent", entry, root, parent=session.name,
+                                            companions=(info,) if info.is_file() else ())
+
+    def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
+        """A Claude translator for `file`."""
+        return ClaudeTranslator(file, state)
+
+    def resume_command(self, thread_id: str) -> list[str]:
+        """`claude --resume <id>`."""
+        return ["claude", "--resume", thread_id]
+
+
+def _entries(folder: Path, *, dirs: bool) -> list[Path]:
+    try:
+        with os.scandir(folder) as it:
+            found = [Path(e.path) for e in it
+                     if (e.is_dir(follow_symlinks=False) if dirs else e.is_file())]
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+    return sorted(found)
+
+
+class ClaudeTranslator(Translator):
+    """Claude Code transcript lines → our records (live branch only; cost from every branch)."""
+
+    agent = "claude"
+
+    def __init__(self, file: AgentFile, state: dict[str, Any] | None = None) -> None:
+        super().__init__(file, state)
+        self.chain = Chain(self.state["chain"], incremental=state is not None)
+
+    def initial_state(self) -> dict[str, Any]:
+        """The base state plus the session's place, settings, open calls and the chain's leaf."""
+        state = super().initial_state()
+        stem = self.file.path.name.removesuffix(".zst").removesuffix(".jsonl")
+        own = canonical_uuid(self.file.parent) if self.file.kind == "subagent" else canonical_uuid(stem)
+        state.update(thread_id=own, other_sessions={}, cwd=None, branch=None, version=None,
+                     entrypoint=None, model=None, mode=None, place=None, titles={},
+                     first_prompt=None, calls={}, edits={}, tasks={}, task_calls={},
+                     todo_digest=None, seen=[], cost_state={}, compact_through=None,
+                     legacy_todo=None, subagent=None, facts={}, chain={"leaf": None, "tips": []})
+        return state
+
+    def feed(self, number: int, line: dict[str, Any]) -> None:
+        """Fold one transcript line."""
+        kind = line.get("type")
+        ts = self.note_ts(line.get("timestamp"))
+        self._session_id(line.get("sessionId"))
+        if kind in CONVERSATION and line.get("isSidechain") is True and self.file.kind == "session":
+            self.skip("sidechain")  # an old-style sub-agent line inside the parent's transcript
+            return
+        tag = self.chain.add(line, conversation=kind in CONVERSATION)
+        if self.chain.restart:
+            self.restart = True
+            return
+        if kind in CONVERSATION:
+            self._place(line, ts, tag)
+        if kind == "user":
+            self._user(line, ts, tag)
+        elif kind == "assistant":
+            self._assistant(line, ts, tag)
+        elif kind == "system":
+            self._system(line, ts)
+        elif kind == "attachment":
+            self.skip(f"attachment:{(line.get('attachment') or {}).get('type')}")
+        elif kind in ("custom-title", "ai-title", "summary"):
+            self._title(kind, line, ts)
+        elif kind == "permission-mode":
+            self._mode(line.get("permissionMode"), ts, None)
+        elif kind == "cost-state":
+            self._cost_state(line, ts)
+        elif kind in _SKIPPED:
+            self.skip(str(kind))
+        else:
+            self.unknown(str(kind))
+
+    # -- identity and place --------------------------------------------------------------------
+    def _session_id(self, raw: object) -> None:
+        sid = canonical_uuid(raw)
+        st = self.state
+        if sid is None:
+            return
+        if st["thread_id"] is None:
+            st["thread_id"] = sid
+        elif sid != st["thread_id"]:
+            st["other_sessions"][sid] = st["other_sessions"].get(sid, 0) + 1
+
+    def _place(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
+        st = self.state
+        cwd = line.get("cwd") if isinstance(line.get("cwd"), str) and line.get("cwd") else st["cwd"]
+        branch = line.get("gitBranch")
+        branch = branch if isinstance(branch, str) and branch else st["branch"]
+        if isinstance(line.get("version"), str):
+            st["version"] = line["version"]
+        if isinstance(line.get("entrypoint"), str):
+            st["entrypoint"] = line["entrypoint"]
+        if [cwd, branch] != st["place"] and cwd:
+            st.update(cwd=cwd, branch=branch, place=[cwd, branch])
+            if branch:
+                self.emit("baseline", ts, {"repo_root": cwd, "worktree": cwd, "identity": None,
+                                           "branch": branch, "head": None,
+                                           "data": {"unknown": ["head", "dirty", "identity"]}}, tag=tag)
+        if cwd:
+            set_fact(st, "cwd", "claude cwd of the latest line", ts)
+        if branch:
+            set_fact(st, "git", "claude gitBranch of the latest line (no commit SHA)", ts)
+        if isinstance(line.get("permissionMode"), str):
+            self._mode(line["permissionMode"], ts, tag)
+
+    def _mode(self, mode: object, ts: str | None, tag: str | None) -> None:
+        if not isinstance(mode, str) or mode == self.state["mode"]:
+            return
+        self.state["mode"] = mode
+        set_fact(self.state, "permissions", "claude permissionMode", ts)
+        self.emit("permissions", ts, {"approval_mode": mode, "sandbox_policy": "unknown",
+                                      "tool_profile": "unknown"}, tag=tag)
+
+    def _title(self, kind: str, line: dict[str, Any], ts: str | None) -> None:
+        key = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}[kind]
+        text = line.get(key)
+        self.skip(kind)
+        if isinstance(text, str) and text.strip():
+            self.state["titles"][kind] = one_line(text)
+            if kind != "summary":
+                set_fact(self.state, "title", f"claude {kind}", ts)
+                self.emit("title", ts, {"title": self.state["titles"][kind]})
+
+    # -- conversation ----------------------------------------------------------------------
+    def _user(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
+        message = line.get("message") or {}
+        content = message.get("content") if isinstance(message, dict) else None
+        if line.get("isCompactSummary") is True:
+            self._compacted(line, text_of(content), ts, tag)
+            return
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._result(block, line, ts, tag)
+        text = text_of(content)
+        if not text.strip() or line.get("isMeta") is True:
+            return
+        if self.state["first_prompt"] is None and not text.lstrip().startswith("<"):
+            self.state["first_prompt"] = one_line(text)
+        self.emit("message", ts, {"role": "user", "text": capped(text), "message_id": tag}, tag=tag)
+
+    def _assistant(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
+        message = line.get("message")
+        if not isinstance(message, dict):
+            self.skip("assistant:no message")
+            return
+        model = message.get("model")
+        if isinstance(model, str) and model and model != _SYNTHETIC:
+            if model != self.state["model"]:
+                self.state["model"] = model
+                self.emit("model", ts, {"name": model, "overrides": {}}, tag=tag)
+            set_fact(self.state, "model", "claude assistant message.model", ts)
+        self._usage(line, message, ts, tag)
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._call(block, ts, tag)
+        text = text_of(content)
+        if text.strip():
+            self.emit("message", ts, {"role": "assistant", "text": capped(text), "message_id": tag},
+                      tag=tag)
+
+    def _usage(self, line: dict[str, Any], message: dict[str, Any], ts: str | None,
+               tag: str | None) -> None:
+        usage = message.get("usage")
+        model = message.get("model")
+        if not isinstance(usage, dict) or model == _SYNTHETIC:
+            return
+        key = f"{message.get('id')}:{line.get('requestId')}"
+        seen = self.state["seen"]
+        if message.get("id") is not None and key in seen:
+            return  # one API message is written as one line per content block
+        seen.append(key)
+        del seen[:-64]
+        cache = {k: _int(usage.get(k)) for k in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+        usd = line.get("costUSD")
+        self.emit("cost", ts, {
+            "model": model if isinstance(model, str) and model else "unknown",
+            "input_tokens": _int(usage.get("input_tokens")) + sum(cache.values()),
+            "output_tokens": _int(usage.get("output_tokens")),
+            "usd": float(usd) if isinstance(usd, (int, float)) else 0.0,
+            "data": {"source": "claude message.usage", **cache}}, tag=tag)
+        set_fact(self.state, "cost", "claude message.usage and cost-state", ts)
+
+    def _cost_state(self, line: dict[str, Any], ts: str | None) -> None:
+        usage = line.get("modelUsage")
+        self.skip("cost-state")
+        for model, row in (usage.items() if isinstance(usage, dict) else ()):
+            usd = row.get("costUSD") if isinstance(row, dict) else None
+            if not isinstance(usd, (int, float)):
+                continue
+            before = self.state["cost_state"].get(model, 0.0)
+            delta = usd - before if usd >= before else usd  # lower: a new process counting from 0
+            self.state["cost_state"][model] = usd
+            if delta > 1e-12:
+                self.emit("cost", ts, {"model": model, "input_tokens": 0, "output_tokens": 0,
+                                       "usd": round(delta, 9),
+                                       "data": {"source": "claude cost-state", "adjustment": True}})
+
+    def _system(self, line: dict[str, Any], ts: str | None) -> None:
+        subtype = line.get("subtype")
+        if subtype == "compact_boundary":
+            self.state["compact_through"] = self.state["seq"]
+        self.skip(f"system:{subtype}")
+
+    def _compacted(self, line: dict[str, Any], text: str, ts: str | None, tag: str | None) -> None:
+        st = self.state
+        through = st["compact_through"] if st["compact_through"] is not None else st["seq"]
+        st["compact_through"] = None
+        summary = capped(text) if text.strip() else "[compacted by Claude Code]"
+        self.emit("compacted", ts, {"summary": summary, "through_seq": through,
+                                    "data": {"source": "claude compact_boundary + isCompactSummary"}},
+                  tag=tag)
+
+    # -- tools -----------------------------------------------------------------------------
+    def _call(self, block: dict[str, Any], ts: str | None, tag: str | None) -> None:
+        raw_id = block.get("id")
+        op_id = operation_id(raw_id)
+        if op_id is None:
+            self.skip("tool_use:no id")
+            return
+        name = str(block.get("name") or "tool")
+        raw = block.get("input")
+        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        fields: Record = {"operation_id": op_id, "tool": name, "status": "started",
+                          "args_digest": digest(args)}
+        if op_id != raw_id:
+            fields["data"] = {"tool_use_id": raw_id}
+        self.state["calls"][op_id] = name
+        self.emit("operation", ts, fields, tag=tag)
+        if name == "TodoWrite" and isinstance(args.get("todos"), list):
+            self._todos(args["todos"], ts, tag, source="claude TodoWrite input")
+        elif name in EDIT_TOOLS and isinstance(args.get(EDIT_TOOLS[name]), str):
+            self.state["edits"][op_id] = [name, args[EDIT_TOOLS[name]]]
+        elif name in ("TaskCreate", "TaskUpdate"):
+            self.state["task_calls"][op_id] = [name, {k: v for k, v in args.items()
+                                                      if k in ("subject", "taskId", "status")}]
+
+    def _result(self, block: dict[str, Any], line: dict[str, Any], ts: str | None,
+                tag: str | None) -> None:
+        op_id = operation_id(block.get("tool_use_id"))
+        if op_id is None:
+            return
+        st = self.state
+        failed = block.get("is_error") is True
+        tool = st["calls"].pop(op_id, "unknown")
+        self.emit("operation", ts, {"operation_id": op_id, "tool": tool,
+                                    "status": "failed" if failed else "committed",
+                                    "result_persisted": True}, tag=tag)
+        raw = line.get("toolUseResult")
+        result: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        edit = st["edits"].pop(op_id, None)
+        if edit is not None and not failed:
+            cwd = st["cwd"] or ""
+            self.emit("file_change", ts, {"path": relative_to(edit[1], cwd), "author": "agent",
+                                          "data": {"unknown": ["after_hash"], "source": f"claude {edit[0]}",
+                                                   "tool_use_id": op_id}}, tag=tag)
+        if isinstance(result.get("newTodos"), list):
+            self._todos(result["newTodos"], ts, tag, source="claude toolUseResult.newTodos")
+        task = st["task_calls"].pop(op_id, None)
+        if task is not None and not failed:
+            self._task(task[0], task[1], result, ts, tag)
+
+    def _todos(self, items: list[Any], ts: str | None, tag: str | None, *, source: str) -> None:
+        ours = todo_items(items, text_keys=("content", "subject", "text"))
+        key = digest(ours)
+        if key != self.state["todo_digest"]:
+            self.state["todo_digest"] = key
+            self.emit("todo", ts, {"items": ours, "data": {"source": source}}, tag=tag)
+
+    def _task(self, name: str, args: dict[str, Any], result: dict[str, Any], ts: str | None,
+              tag: str | None) -> None:
+        tasks = self.state["tasks"]
+        raw = result.get("task")
+        task: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if name == "TaskCreate":
+            task_id = task.get("id")
+            if isinstance(task_id, (str, int)):
+                tasks[str(task_id)] = {"id": str(task_id), "content": str(task.get("subject") or
+                                                                          args.get("subject") or ""),
+                                       "status": "pending"}
+        else:
+            task_id = str(args.get("taskId"))
+            if task_id in tasks and args.get("status") == "deleted":
+                del tasks[task_id]
+            elif task_id in tasks:
+                tasks[task_id].update({k: v for k, v in (("status", args.get("status")),
+                                                         ("content", args.get("subject"))) if v})
+        self._todos(list(tasks.values()), ts, tag, source="claude tasks (TaskCreate / TaskUpdate)")
+
+    # -- end of a read -----------------------------------------------------------------------
+    def finish(self) -> None:
+        """Keep the live branch, add the legacy todos when the transcript had none, then count."""
+        live = self.chain.live()
+        if live is not None:
+            renumbered = self.keep_only(live)
+            through = self.state["compact_through"]
+            if through is not None:
+                self.state["compact_through"] = renumbered.get(through, through)
+            self.state["rewound_lines"] = self.chain.dead
+        if self.file.kind == "session":
+            items, source = legacy_todos(self.file, self.state)
+            if items is not None:
+                self.emit("todo", self.state["last_ts"], {"items": items, "data": {"source": source}})
+        elif self.state["subagent"] is None:
+            self.state["subagent"] = subagent_meta(self.file)
+        super().finish()
+
+    def meta(self) -> Record | None:
+        """session_meta: the session id, latest cwd / gitBranch, permission mode, model, version."""
+        return claude_meta(self)
+
+    def summary_fields(self) -> dict[str, Any]:
+        """Branch (no HEAD: Claude Code records no commit), parent thread of a sub-agent."""
+        parent = self.state["thread_id"] if self.file.kind == "subagent" else None
+        return {"branch": self.state["branch"], "head": None, "parent_thread_id": parent}
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _register() -> None:
+    from . import register
+
+    register(ClaudeAgent())
+
+
+_register()

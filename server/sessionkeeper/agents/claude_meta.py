@@ -1,0 +1,109 @@
+"""The session_meta a Claude Code transcript stands for, and its companion files.
+
+Claude Code writes no header line: the meta is synthesized from the translator's state as the file
+now stands (latest cwd and gitBranch, permission mode, model, CLI version, best title). Companions
+are small JSON files read whole with a size cap: the legacy `todos/<session>-agent-<session>.json`
+(used only when the transcript itself holds no todo list) and a sub-agent's `.meta.json`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..redact import redact_text
+from .base import AgentFile, derived_session_id
+from .lines import open_ro
+from .translate import SCHEMA_VERSION, Record, digest
+from .vocab import todo_items
+
+if TYPE_CHECKING:
+    from .claude import ClaudeTranslator
+
+COMPANION_CAP = 1 << 20
+_TITLE_ORDER = ("custom-title", "ai-title", "summary")
+
+
+def claude_meta(tr: ClaudeTranslator) -> Record | None:
+    """session_meta of a transcript, or None when no session id was found."""
+    st = tr.state
+    thread = st["thread_id"]
+    if thread is None:
+        return None
+    cwd, branch = st["cwd"] or "", st["branch"]
+    baseline = ({"repo_root": cwd, "worktree": cwd, "identity": None, "branch": branch, "head": None}
+                if branch else None)
+    unknown = ["head", "dirty", "identity", "sandbox_policy", "tool_profile"]
+    if baseline is None:
+        unknown.append("baseline")
+    title = next((st["titles"][k] for k in _TITLE_ORDER if k in st["titles"]), st["first_prompt"])
+    others = dict(st["other_sessions"])
+    agent: dict[str, Any] = {"name": "claude", "path": str(tr.file.path), "kind": tr.file.kind,
+                             "entrypoint": st["entrypoint"], "other_session_ids": others}
+    if tr.file.kind == "subagent":
+        agent["subagent"] = {"parent_thread_id": thread, "file": tr.file.path.name,
+                             "meta": st["subagent"]}
+    return {
+        "seq": 0, "ts": st["first_ts"] or "", "type": "session_meta",
+        "schema_version": SCHEMA_VERSION, "thread_id": thread,
+        "session_id": derived_session_id("claude", thread, tr.file.path.name),
+        "source": "startup", "cwd": cwd, "baseline": baseline,
+        "permissions": {"approval_mode": st["mode"] or "unknown", "sandbox_policy": "unknown",
+                        "tool_profile": "unknown"},
+        "model": st["model"], "client": {"name": "claude", "version": st["version"]},
+        "title": redact_text(title) if title else None,
+        "data": {"agent": agent, "facts": dict(st["facts"]), "unknown": unknown,
+                 "lines": st["lines"], "rewound_lines": st["rewound_lines"],
+                 "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
+                 "unmappable": dict(st["unmappable"])},
+    }
+
+
+def _read_json(path: os.PathLike[str] | str) -> tuple[Any, int | None]:
+    """(parsed JSON or None, mtime_ns) of a small companion file; None when too big or unreadable."""
+    try:
+        fd = open_ro(os.fspath(path))  # type: ignore[arg-type]
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        if st.st_size > COMPANION_CAP:
+            return None, st.st_mtime_ns
+        data = os.read(fd, COMPANION_CAP + 1)
+    finally:
+        os.close(fd)
+    try:
+        return orjson.loads(data), st.st_mtime_ns
+    except orjson.JSONDecodeError:
+        return None, st.st_mtime_ns
+
+
+def legacy_todos(file: AgentFile, state: dict[str, Any]) -> tuple[list[dict[str, str]] | None, str]:
+    """The legacy todos/ list to emit once, when the transcript stated none; (None, "") otherwise."""
+    if state["todo_digest"] is not None or not file.companions:
+        return None, ""
+    raw, _ = _read_json(file.companions[0])
+    if not isinstance(raw, list):
+        return None, ""
+    items = todo_items(raw, text_keys=("content", "text"))
+    key = digest(items)
+    if key == state["legacy_todo"]:
+        return None, ""
+    state["legacy_todo"] = key
+    return items, f"claude legacy todos/{file.companions[0].name}"
+
+
+def subagent_meta(file: AgentFile) -> dict[str, Any] | None:
+    """The scalar fields of a sub-agent's `.meta.json` (e.g. the parent's tool_use id)."""
+    if not file.companions:
+        return None
+    raw, mtime = _read_json(file.companions[0])
+    if not isinstance(raw, dict):
+        return None
+    out = {k: v for k, v in raw.items() if isinstance(v, (str, int, float, bool)) and k}
+    if mtime is not None:
+        out["read_at"] = dt.datetime.fromtimestamp(mtime / 1e9, dt.timezone.utc).isoformat()
+    return out

@@ -1,0 +1,265 @@
+"""Incremental, tolerant reading of one agent file into records, a summary and a checkpoint.
+
+Decision per read: the same size, mtime and inode (and companions) as the checkpoint → nothing
+is parsed ("unchanged"); a grown file whose first 4 KiB and the 4 KiB before the checkpoint's
+offset still have the recorded sha256 → only the bytes after the offset are parsed ("appended");
+anything else — another inode, a shorter file, changed bytes, a `.zst` file, a checkpoint of
+another version, a translator that cannot continue (a Claude rewind) — is read whole ("full").
+Lines: a torn last line (no newline, or a complete line that does not parse) is the `tail` and
+stays outside the checkpoint, so the next read picks it up once it is complete; a bad line that
+is followed by another one is damage with its line number; an over-long line is damage too.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .base import (
+    CHECKPOINT_VERSION,
+    AgentFile,
+    AgentLogUnreadable,
+    Checkpoint,
+    LineDamage,
+    LineTail,
+    Read,
+    SessionSummary,
+)
+from .lines import (
+    HEAD_BYTES,
+    FileStat,
+    Line,
+    digest_range,
+    fd_reader,
+    iter_lines,
+    open_ro,
+    stat_of,
+    zst_reader,
+)
+from .translate import SCHEMA_VERSION, Translator
+
+if TYPE_CHECKING:
+    from ..store.reader import Rollout
+    from .base import Agent
+
+
+def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for path in file.companions:
+        try:
+            st = os.stat(path)
+            out.append((str(path), st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
+def _plan(fd: int, file: AgentFile, st: FileStat, cp: Checkpoint | None,
+          companions: tuple[tuple[str, int, int], ...]) -> tuple[str, str]:
+    """("full" | "appended" | "unchanged", reason)."""
+    if cp is None:
+        return "full", "new"
+    if cp.version != CHECKPOINT_VERSION or cp.agent != file.agent or cp.path != str(file.path):
+        return "full", "checkpoint of another file or version"
+    if companions != cp.companions:
+        return "full", "companion file changed"
+    if (st.size, st.mtime_ns, st.inode) == (cp.size, cp.mtime_ns, cp.inode):
+        return "unchanged", "unchanged"
+    if st.inode != cp.inode:
+        return "full", "replaced"
+    if file.compressed:
+        return "full", "compressed file changed"
+    if st.size < cp.offset:
+        return "full", "truncated"
+    if digest_range(fd, 0, cp.head_len) != cp.head_sha256:
+        return "full", "rewritten"
+    anchor = min(HEAD_BYTES, cp.offset)
+    if digest_range(fd, cp.offset - anchor, anchor) != cp.anchor_sha256:
+        return "full", "rewritten"
+    return "appended", "grown"
+
+
+def _bad(line: Line, max_line: int) -> tuple[dict[str, Any] | None, str, str]:
+    """(object, "", "") for a good line; (None, kind, detail) for a bad one; kind "blank" to skip."""
+    data = line.data
+    if data is None:
+        return None, "oversize", f"line of {line.length} bytes is longer than the {max_line}-byte limit"
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not data.strip():
+            return None, "blank", ""
+        if not data.strip(b"\x00"):
+            return None, "unparsable", "NUL bytes"
+        return None, "unparsable", f"unparsable JSON: {str(exc)[:160]}"
+    if not isinstance(obj, dict):
+        return None, "unparsable", f"a JSON {type(obj).__name__}, not an object"
+    return obj, "", ""
+
+
+class _Pass:
+    """One pass over a file from an offset: feeds the translator, tracks the consumed prefix."""
+
+    def __init__(self, translator: Translator, *, offset: int, lines: int, max_line: int) -> None:
+        self.translator = translator
+        self.start = offset
+        self.offset, self.lines, self.max_line = offset, lines, max_line
+        self.tail: LineTail | None = None
+        self.parsed = 0
+        self.end = offset  # bytes seen, torn tail included
+        self.damage: list[LineDamage] = []
+
+    def run(self, read: Any) -> None:
+        held: tuple[LineDamage, Line] | None = None  # a bad line not yet known to be in the middle
+        number = self.lines
+        for line in iter_lines(read, start=self.offset, max_line=self.max_line):
+            self.end = line.offset + line.length + (1 if line.complete else 0)
+            if not line.complete:
+                if held is not None:  # a bad line before a torn one is in the middle
+                    self._flush(held)
+                    held = None
+                reason = "NUL bytes" if line.data is not None and not line.data.strip(b"\x00") \
+                    else "torn: no newline"
+                self.tail = LineTail(number + 1, line.offset, line.length, reason)
+                break
+            number += 1
+            self.parsed += 1
+            if held is not None:
+                self._flush(held)
+                held = None
+            obj, kind, detail = _bad(line, self.max_line)
+            if obj is None:
+                if kind != "blank":
+                    held = (LineDamage(number, kind, detail), line)
+                    continue
+            else:
+                try:
+                    self.translator.feed(number, obj)
+                except Exception as exc:  # noqa: BLE001 - one odd line never stops the file
+                    self.translator.unmappable(number, str(obj.get("type")), exc)
+                if self.translator.restart:
+                    return
+            self.offset, self.lines = line.offset + line.length + 1, number
+        if held is not None:  # the last complete line is unusable: a tail, not middle damage
+            damage, line = held
+            self.tail = LineTail(damage.line, line.offset, line.length + 1, damage.detail)
+        self.translator.state["lines"] = self.lines
+
+    def _flush(self, held: tuple[LineDamage, Line]) -> None:
+        """A held bad line turned out to be in the middle: damage, and consumed."""
+        damage, line = held
+        self.translator.damaged(damage)
+        self.damage.append(damage)
+        self.offset, self.lines = line.offset + line.length + 1, damage.line
+
+
+def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, max_line: int) -> Read:
+    """Read one agent file (see the module docstring for what is parsed when)."""
+    try:
+        st = stat_of(file.path)
+        fd = open_ro(file.path)
+    except OSError as exc:
+        raise AgentLogUnreadable(f"{file.path}: {exc.strerror or exc}") from None
+    try:
+        companions = _companions(file)
+        mode, reason = _plan(fd, file, st, checkpoint, companions)
+        if mode == "unchanged" and checkpoint is not None:
+            return Read(file, "unchanged", reason, checkpoint)
+        if mode == "appended" and checkpoint is not None:
+            state = copy.deepcopy(checkpoint.state)
+            done = _pass(agent, file, fd, state, offset=checkpoint.offset, lines=checkpoint.lines,
+                         max_line=max_line)
+            if not done.translator.restart:
+                return _result(file, fd, st, companions, done, mode="appended", reason=reason)
+            reason = "rewind"
+        done = _pass(agent, file, fd, None, offset=0, lines=0, max_line=max_line)
+        return _result(file, fd, st, companions, done, mode="full", reason=reason)
+    finally:
+        os.close(fd)
+
+
+def _pass(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
+          lines: int, max_line: int) -> _Pass:
+    translator = agent.translator(file, state)
+    done = _Pass(translator, offset=offset, lines=lines, max_line=max_line)
+    if file.compressed:
+        read, stream = zst_reader(fd)
+        try:
+            done.run(read)
+        finally:
+            stream.close()
+    else:
+        done.run(fd_reader(fd, offset))
+    if not translator.restart:
+        translator.finish()
+    return done
+
+
+def _result(file: AgentFile, fd: int, st: FileStat, companions: tuple[tuple[str, int, int], ...],
+            done: _Pass, *, mode: str, reason: str) -> Read:
+    translator = done.translator
+    meta = translator.meta()
+    now = os.fstat(fd)
+    if file.compressed:  # offsets are in the decompressed stream: any change re-reads it whole
+        size, head_len, head, anchor = now.st_size, 0, "", ""
+        mtime = now.st_mtime_ns if now.st_size == st.size else -1
+    else:
+        # a file that grew while we read gets a size no stat will match: the next read re-checks
+        size = done.end if done.end >= now.st_size else now.st_size
+        mtime = now.st_mtime_ns if done.end == now.st_size else -1
+        head_len = min(HEAD_BYTES, done.end)
+        head = digest_range(fd, 0, head_len)
+        anchor_len = min(HEAD_BYTES, done.offset)
+        anchor = digest_range(fd, done.offset - anchor_len, anchor_len)
+    summary = _summary(file, translator, meta, tail=done.tail)
+    checkpoint = Checkpoint(
+        agent=file.agent, path=str(file.path), size=size, mtime_ns=mtime, inode=now.st_ino,
+        offset=done.offset, lines=done.lines, head_len=head_len, head_sha256=head,
+        anchor_sha256=anchor, state=translator.state, summary=summary, companions=companions)
+    damage = tuple(LineDamage(*d) for d in translator.state["damage"]) if mode == "full" \
+        else tuple(done.damage)
+    return Read(file, mode, reason, checkpoint, meta=meta, records=translator.records,
+                damage=damage, tail=done.tail, lines_parsed=done.parsed,
+                bytes_read=done.end - done.start)
+
+
+def _summary(file: AgentFile, translator: Translator, meta: dict[str, Any] | None, *,
+             tail: LineTail | None) -> SessionSummary:
+    state = translator.state
+    counts = state["counts"]
+    if meta is None:
+        status = "empty" if state["lines"] == 0 and tail is None else "no_meta"
+    else:
+        status = "damaged" if state["damage_count"] else "ok"
+    m = meta or {}
+    return SessionSummary(
+        agent=file.agent, kind=file.kind, path=str(file.path), status=status,
+        thread_id=m.get("thread_id"), session_id=m.get("session_id"), cwd=m.get("cwd"),
+        model=m.get("model"), title=m.get("title"),
+        client_version=(m.get("client") or {}).get("version"),
+        created_at=state["first_ts"], updated_at=state["last_ts"], archived=file.archived,
+        lines=state["lines"], records=state["seq"], messages=counts["messages"],
+        operations=counts["operations"], in_doubt=len(state["open_ops"]),
+        input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"],
+        usd=round(counts["usd"], 6), damage=state["damage_count"], torn_tail=tail is not None,
+        skipped=sum(state["skipped"].values()), unrecognized=sum(state["unrecognized"].values()),
+        rewound_lines=state["rewound_lines"], **translator.summary_fields())
+
+
+def to_rollout(read: Read) -> Rollout:
+    """A full Read as a store.reader.Rollout (imports the store's reader, and so pydantic)."""
+    from ..store.reader import Damage, Rollout, Status, Tail
+
+    summary = read.summary
+    status = {"ok": Status.OK, "damaged": Status.DAMAGED, "no_meta": Status.NO_META,
+              "empty": Status.EMPTY}[summary.status]
+    damage = [Damage(d.line, d.kind, d.detail) for d in read.damage]
+    if read.meta is None and status is Status.NO_META:
+        damage.insert(0, Damage(1, "no_meta", f"no {read.file.agent} session id found in the file"))
+    tail = Tail(read.tail.line, read.tail.offset, read.tail.length, read.tail.reason) if read.tail else None
+    return Rollout(path=read.file.path, status=status, meta=read.meta, records=list(read.records),
+                   damage=damage, tail=tail, size=read.checkpoint.size,
+                   schema_version=SCHEMA_VERSION)
