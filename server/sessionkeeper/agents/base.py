@@ -242,3 +242,18 @@ class Agent(ABC):
     def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:
         """Read all of `file` as a Rollout, ready for recovery.replay."""
         return self.read(file, max_line=max_line).rollout()
+
+    def scan(self, roots: Sequence[Path] | None = None, *,
+             checkpoints: Mapping[str, Checkpoint] | None = None,
+             max_line: int = MAX_LINE) -> Iterator[tuple[AgentFile, Read | AgentLogUnreadable]]:
+        """Discover and read every file (incrementally where `checkpoints[str(path)]` is given).
+
+        A file that vanished or cannot be opened yields its AgentLogUnreadable in place of a Read,
+        and the others are read as usual.
+        """
+        known = checkpoints or {}
+        for file in self.discover(roots):
+            try:
+                yield file, self.read(file, known.get(str(file.path)), max_line=max_line)
+            except AgentLogUnreadable as exc:
+                yield file, exc

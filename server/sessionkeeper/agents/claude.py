@@ -98,7 +98,8 @@ class ClaudeTranslator(Translator):
 
     def feed(self, number: int, line: dict[str, Any]) -> None:
         """Fold one transcript line."""
-        kind = line.get("type")
+        raw_kind = line.get("type")
+        kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
         ts = self.note_ts(line.get("timestamp"))
         self._session_id(line.get("sessionId"))
         if kind in CONVERSATION and line.get("isSidechain") is True and self.file.kind == "session":

@@ -95,11 +95,12 @@ class CodexTranslator(Translator):
 
     def feed(self, number: int, line: dict[str, Any]) -> None:
         """Fold one rollout line."""
-        kind = line.get("type")
+        raw_kind = line.get("type")
+        kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
         payload = line.get("payload")
         ts = self.note_ts(line.get("timestamp"))
         if not isinstance(payload, dict):
-            self.unknown(str(kind) if payload is None else f"{kind}:non-object payload")
+            self.unknown(kind if payload is None else f"{kind}:non-object payload")
             return
         handler = _HANDLERS.get(str(kind))
         if handler is not None:
