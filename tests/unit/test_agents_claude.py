@@ -18,7 +18,7 @@ SCENARIOS = ["intact", "torn_tail", "middle_damage", "unknown_types", "compactio
              "tool_call_without_result", "moved_repo", "branch_change", "subagent", "legacy_todos"]
 
 
-def test_intact_transcript_maps_ids_title_cwd_branch_mode_model_and_version():
+def test_intact_transcript_maps_ids_title_cwd_branch_mode_model_and_version() -> None:
     """fixtures/agents/claude/intact: the thread id is the sessionId; no HEAD is claimed."""
     meta = read("claude", "intact").meta
     assert meta is not None
@@ -35,7 +35,7 @@ def test_intact_transcript_maps_ids_title_cwd_branch_mode_model_and_version():
     assert isinstance(validate_event(meta), SessionMeta)
 
 
-def test_intact_transcript_replays_todos_ledger_cost_and_edits():
+def test_intact_transcript_replays_todos_ledger_cost_and_edits() -> None:
     """fixtures/agents/claude/intact folded by replay(): todos, 3 committed/failed calls, $0.42."""
     s = summaries(replayed("claude", "intact"))
     assert [(i["text"], i["status"]) for i in s["todos"]["items"]] == [
@@ -49,7 +49,7 @@ def test_intact_transcript_replays_todos_ledger_cost_and_edits():
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario):
+def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario: str) -> None:
     """Every claude fixture: each record validates as an event and seq runs 1..n."""
     for found in files("claude", root("claude", scenario)):
         result = agents.get("claude").read(found)
@@ -58,7 +58,7 @@ def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario):
             validate_event(record)
 
 
-def test_torn_tail_is_reported_not_a_blank_resume():
+def test_torn_tail_is_reported_not_a_blank_resume() -> None:
     """fixtures/agents/claude/torn_tail: the torn 57 bytes are the tail; the session is whole."""
     result = read("claude", "torn_tail")
     assert result.tail is not None and (result.tail.line, result.tail.length) == (16, 57)
@@ -66,7 +66,7 @@ def test_torn_tail_is_reported_not_a_blank_resume():
     assert result.rollout().status is Status.OK
 
 
-def test_middle_damage_is_reported_and_the_lines_after_it_stay_on_the_live_branch():
+def test_middle_damage_is_reported_and_the_lines_after_it_stay_on_the_live_branch() -> None:
     """fixtures/agents/claude/middle_damage: line 7 is damage; its child still continues the chain."""
     result = read("claude", "middle_damage")
     assert [(d.line, d.kind) for d in result.damage] == [(7, "unparsable")]
@@ -75,7 +75,7 @@ def test_middle_damage_is_reported_and_the_lines_after_it_stay_on_the_live_branc
     assert s["context"]["messages"] == 3 and s["attribution"]["agent"] == ["payment.py"]
 
 
-def test_unknown_line_types_are_skipped_and_counted_and_future_fields_ignored():
+def test_unknown_line_types_are_skipped_and_counted_and_future_fields_ignored() -> None:
     """fixtures/agents/claude/unknown_types: nothing is damage; every odd line is counted."""
     result = read("claude", "unknown_types")
     data = result.meta["data"]
@@ -86,14 +86,14 @@ def test_unknown_line_types_are_skipped_and_counted_and_future_fields_ignored():
     assert summaries(replay([result.rollout()]))["operations"]["total"] == 3
 
 
-def test_compaction_restores_the_summary_and_only_the_messages_after_it():
+def test_compaction_restores_the_summary_and_only_the_messages_after_it() -> None:
     """fixtures/agents/claude/compaction: compact_boundary + isCompactSummary become one summary."""
     conversation = replayed("claude", "compaction").state["context"].conversation()
     assert conversation[0]["summary"] and "rounding fixed" in conversation[0]["text"]
     assert [m["text"] for m in conversation[1:]] == ["Now add the test", "Added test_rounding."]
 
 
-def test_rewound_branch_is_counted_not_folded_but_its_cost_is_kept():
+def test_rewound_branch_is_counted_not_folded_but_its_cost_is_kept() -> None:
     """fixtures/agents/claude/rewind_branch: the abandoned branch's calls and todos are not restored."""
     result = read("claude", "rewind_branch")
     assert result.summary.rewound_lines == 6
@@ -106,27 +106,27 @@ def test_rewound_branch_is_counted_not_folded_but_its_cost_is_kept():
     assert s["cost"]["total"]["input_tokens"] == 8 * 1600  # money spent on both branches
 
 
-def test_tool_call_without_result_is_in_doubt():
+def test_tool_call_without_result_is_in_doubt() -> None:
     """fixtures/agents/claude/tool_call_without_result: `make deploy` started, no tool_result."""
     s = summaries(replayed("claude", "tool_call_without_result"))
     assert [(o["operation_id"], o["tool"]) for o in s["operations"]["in_doubt_operations"]] == [
         ("toolu_deploy", "Bash")]
 
 
-def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path):
+def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path: Path) -> None:
     """fixtures/agents/claude/moved_repo: the recorded cwd no longer exists."""
     differences, verdict = validate(replayed("claude", "moved_repo"), tmp_path / "gone")
     assert verdict == "blocked" and differences[0].kind == "cwd_missing"
 
 
-def test_branch_of_the_latest_line_wins():
+def test_branch_of_the_latest_line_wins() -> None:
     """fixtures/agents/claude/branch_change: resumed on release/1.2, which is what is restored."""
     thread = replayed("claude", "branch_change")
     assert thread.state["worktree"].state["baseline"]["branch"] == "release/1.2"
     assert read("claude", "branch_change").summary.branch == "release/1.2"
 
 
-def test_subagent_transcript_belongs_to_its_parent_thread():
+def test_subagent_transcript_belongs_to_its_parent_thread() -> None:
     """fixtures/agents/claude/subagent: the sub-agent file is linked, never a thread of its own."""
     found = files("claude", root("claude", "subagent"))
     assert [(f.kind, f.parent) for f in found] == [("session", None), ("subagent", SESSION)]
@@ -137,7 +137,7 @@ def test_subagent_transcript_belongs_to_its_parent_thread():
     assert [r["tool"] for r in sub.records if r["type"] == "operation"] == ["Bash", "Bash"]
 
 
-def test_legacy_todos_file_gives_the_todos_when_the_transcript_has_none():
+def test_legacy_todos_file_gives_the_todos_when_the_transcript_has_none() -> None:
     """fixtures/agents/claude/legacy_todos: todos/<session>-agent-<session>.json is a companion."""
     found = only_session("claude", root("claude", "legacy_todos"))
     assert [p.parent.name for p in found.companions] == ["todos"]
@@ -145,7 +145,7 @@ def test_legacy_todos_file_gives_the_todos_when_the_transcript_has_none():
     assert [(i["text"], i["status"]) for i in items] == [("design", "done"), ("implement", "pending")]
 
 
-def test_a_session_id_that_is_not_a_uuid_makes_no_thread(tmp_path):
+def test_a_session_id_that_is_not_a_uuid_makes_no_thread(tmp_path: Path) -> None:
     """A generated transcript whose file name and sessionId are not UUIDs: no_meta, not a crash."""
     gen = generator()
     lines = gen.claude_lines(gen.Transcript(session="not-a-uuid"))
@@ -157,7 +157,7 @@ def test_a_session_id_that_is_not_a_uuid_makes_no_thread(tmp_path):
     assert result.rollout().status is Status.NO_META
 
 
-def test_claude_config_dir_is_a_comma_list_and_defaults_include_dot_config(tmp_path):
+def test_claude_config_dir_is_a_comma_list_and_defaults_include_dot_config(tmp_path: Path) -> None:
     """No fixture: $CLAUDE_CONFIG_DIR with two roots; defaults ~/.claude and ~/.config/claude."""
     claude = agents.get("claude")
     assert claude.default_roots({"CLAUDE_CONFIG_DIR": f"{tmp_path}/x,{tmp_path}/y"}) == [
@@ -173,7 +173,7 @@ def _transcript_in(repo: Path, tmp: Path, branch: str) -> Path:
     return tmp / "cfg"
 
 
-def test_resume_check_in_place_is_ok_although_no_head_was_recorded(tmp_path):
+def test_resume_check_in_place_is_ok_although_no_head_was_recorded(tmp_path: Path) -> None:
     """A real git repo on fix/payment with commits: no false `head` or file drift."""
     repo = init_repo(tmp_path / "repo-a", {"payment.py": "def charge(a):\n    return round(a, 2)\n"})
     git(repo, "checkout", "-q", "-b", "fix/payment")
@@ -182,7 +182,7 @@ def test_resume_check_in_place_is_ok_although_no_head_was_recorded(tmp_path):
     assert validate(thread, repo) == ([], "ok")
 
 
-def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path):
+def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path) -> None:
     """The same transcript after `git checkout -b hotfix`: drift, the branch differs."""
     repo = init_repo(tmp_path / "repo-a", {"payment.py": "x\n"})
     git(repo, "checkout", "-q", "-b", "fix/payment")
@@ -193,6 +193,6 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path):
     assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", "fix/payment", "hotfix")]
 
 
-def test_resume_command_is_claude_resume_with_the_session_id():
+def test_resume_command_is_claude_resume_with_the_session_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("claude").resume_command(SESSION) == ["claude", "--resume", SESSION]

@@ -20,7 +20,7 @@ SCENARIOS = ["intact", "torn_tail", "middle_damage", "unknown_types", "compactio
              "tool_call_without_result", "moved_repo", "zst", "archived"]
 
 
-def test_intact_rollout_maps_ids_title_cwd_git_and_client():
+def test_intact_rollout_maps_ids_title_cwd_git_and_client() -> None:
     """fixtures/agents/codex/intact: the thread id is Codex's own; git is the creation-time block."""
     meta = read("codex", "intact").meta
     assert meta is not None
@@ -38,7 +38,7 @@ def test_intact_rollout_maps_ids_title_cwd_git_and_client():
     assert isinstance(validate_event(meta), SessionMeta)
 
 
-def test_intact_rollout_replays_plan_ledger_cost_model_permissions_and_edits():
+def test_intact_rollout_replays_plan_ledger_cost_model_permissions_and_edits() -> None:
     """fixtures/agents/codex/intact folded by replay(): every subsystem gets what the log says."""
     s = summaries(replayed("codex", "intact"))
     assert [(i["text"], i["status"]) for i in s["todos"]["items"]] == [
@@ -54,7 +54,7 @@ def test_intact_rollout_replays_plan_ledger_cost_model_permissions_and_edits():
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario):
+def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario: str) -> None:
     """Every codex fixture: each record validates as an event and seq runs 1..n."""
     for found in files("codex", root("codex", scenario)):
         result = agents.get("codex").read(found)
@@ -63,7 +63,7 @@ def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario):
             validate_event(record)
 
 
-def test_torn_tail_is_reported_and_the_complete_prefix_used():
+def test_torn_tail_is_reported_and_the_complete_prefix_used() -> None:
     """fixtures/agents/codex/torn_tail: the 41 torn bytes are the tail; all 21 lines are folded."""
     result = read("codex", "torn_tail")
     assert result.tail is not None and (result.tail.line, result.tail.length) == (22, 41)
@@ -73,7 +73,7 @@ def test_torn_tail_is_reported_and_the_complete_prefix_used():
     assert rollout.records == read("codex", "intact").records
 
 
-def test_middle_damage_is_reported_with_its_line_and_makes_the_rollout_damaged():
+def test_middle_damage_is_reported_with_its_line_and_makes_the_rollout_damaged() -> None:
     """fixtures/agents/codex/middle_damage: line 7 is damage; the lines after it still count."""
     result = read("codex", "middle_damage")
     assert [(d.line, d.kind) for d in result.damage] == [(7, "unparsable")]
@@ -83,7 +83,7 @@ def test_middle_damage_is_reported_with_its_line_and_makes_the_rollout_damaged()
     assert summaries(thread)["cost"]["total"]["calls"] == 2  # lines after the damage are folded
 
 
-def test_unknown_line_types_are_skipped_and_counted():
+def test_unknown_line_types_are_skipped_and_counted() -> None:
     """fixtures/agents/codex/unknown_types: unknown kinds are counted; known ones are skipped."""
     result = read("codex", "unknown_types")
     data = result.meta["data"]
@@ -94,7 +94,7 @@ def test_unknown_line_types_are_skipped_and_counted():
     assert result.records == read("codex", "intact").records
 
 
-def test_compaction_restores_the_summary_and_only_the_messages_after_it():
+def test_compaction_restores_the_summary_and_only_the_messages_after_it() -> None:
     """fixtures/agents/codex/compaction: the context is the summary plus the new user message."""
     thread = replayed("codex", "compaction")
     conversation = thread.state["context"].conversation()
@@ -102,7 +102,7 @@ def test_compaction_restores_the_summary_and_only_the_messages_after_it():
     assert [m["text"] for m in conversation[1:]] == ["Now add the test"]
 
 
-def test_tool_call_without_result_is_in_doubt():
+def test_tool_call_without_result_is_in_doubt() -> None:
     """fixtures/agents/codex/tool_call_without_result: `make deploy` started, never committed."""
     s = summaries(replayed("codex", "tool_call_without_result"))
     assert [(o["operation_id"], o["tool"]) for o in s["operations"]["in_doubt_operations"]] == [
@@ -110,7 +110,7 @@ def test_tool_call_without_result_is_in_doubt():
     assert read("codex", "tool_call_without_result").summary.in_doubt == 1
 
 
-def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path):
+def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path: Path) -> None:
     """fixtures/agents/codex/moved_repo: the recorded cwd is gone, so the verdict is blocked."""
     thread = replayed("codex", "moved_repo")
     differences, verdict = validate(thread, tmp_path / "nowhere")
@@ -118,7 +118,7 @@ def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path):
     assert thread.state["worktree"].state["cwd"] == "/nonexistent/sessionkeeper-fixture/repo-a"
 
 
-def test_zst_rollout_is_decoded_like_the_plain_one():
+def test_zst_rollout_is_decoded_like_the_plain_one() -> None:
     """fixtures/agents/codex/zst: the compressed rollout yields the intact records."""
     result = read("codex", "zst")
     assert result.file.compressed
@@ -126,7 +126,7 @@ def test_zst_rollout_is_decoded_like_the_plain_one():
     assert result.meta["thread_id"] == THREAD
 
 
-def test_discovery_prefers_the_active_plain_rollout_over_archived_and_compressed_copies():
+def test_discovery_prefers_the_active_plain_rollout_over_archived_and_compressed_copies() -> None:
     """fixtures/agents/codex/archived: one file per name; an archived-only thread is still found."""
     found = files("codex", root("codex", "archived"))
     names = [(f.path.relative_to(root("codex", "archived")).as_posix(), f.archived) for f in found]
@@ -135,7 +135,7 @@ def test_discovery_prefers_the_active_plain_rollout_over_archived_and_compressed
         (f"sessions/2026/11/28/rollout-2026-11-28T09-30-00-{THREAD}.jsonl", False)]
 
 
-def test_codex_home_is_a_comma_list_and_defaults_to_dot_codex(tmp_path):
+def test_codex_home_is_a_comma_list_and_defaults_to_dot_codex(tmp_path: Path) -> None:
     """No fixture: $CODEX_HOME with two roots, and the default when it is unset."""
     env = {"CODEX_HOME": f"{tmp_path}/a, {tmp_path}/b", "HOME": str(tmp_path)}
     assert agents.get("codex").default_roots(env) == [tmp_path / "a", tmp_path / "b"]
@@ -155,7 +155,7 @@ def _rollout_in(repo: Path, tmp: Path) -> Path:
     return tmp / "codexhome"
 
 
-def test_resume_check_in_place_is_ok_despite_edits_the_log_has_no_hash_for(tmp_path):
+def test_resume_check_in_place_is_ok_despite_edits_the_log_has_no_hash_for(tmp_path: Path) -> None:
     """A real git repo on fix/payment whose payment.py the thread patched: no false drift."""
     repo = init_repo(tmp_path / "repo-a", {"payment.py": "def charge(a):\n    return round(a, 2)\n"})
     git(repo, "checkout", "-q", "-b", "fix/payment")
@@ -166,7 +166,7 @@ def test_resume_check_in_place_is_ok_despite_edits_the_log_has_no_hash_for(tmp_p
     assert (differences, verdict) == ([], "ok")
 
 
-def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path):
+def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path) -> None:
     """The same thread after `git checkout -b other` in the real repo: drift, branch differs."""
     repo = init_repo(tmp_path / "repo-a", {"payment.py": "x = 1\n"})
     git(repo, "checkout", "-q", "-b", "fix/payment")
@@ -178,7 +178,7 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path):
     assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", "fix/payment", "other")]
 
 
-def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_path):
+def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_path: Path) -> None:
     """A generated fork: forked_from_id, then the parent's header replayed inside the fork's file."""
     gen = generator()
     parent = gen.codex_lines()
@@ -194,6 +194,6 @@ def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_pa
     assert meta["data"]["skipped"]["session_meta:inherited"] == 1
 
 
-def test_resume_command_is_codex_resume_with_the_thread_id():
+def test_resume_command_is_codex_resume_with_the_thread_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("codex").resume_command(THREAD) == ["codex", "resume", THREAD]

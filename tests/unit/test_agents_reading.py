@@ -50,7 +50,7 @@ def _append(file: AgentFile, data: bytes) -> None:
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_appended_lines_are_parsed_alone_and_equal_a_full_read(agent, tmp_path):
+def test_appended_lines_are_parsed_alone_and_equal_a_full_read(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact + 3 appended lines: only those 3 are parsed; same result."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     first = reader.read(file)
@@ -66,7 +66,7 @@ def test_appended_lines_are_parsed_alone_and_equal_a_full_read(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_an_unchanged_file_is_not_parsed(agent, tmp_path):
+def test_an_unchanged_file_is_not_parsed(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact read twice: the second read is a stat and nothing more."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     first = reader.read(file)
@@ -76,7 +76,7 @@ def test_an_unchanged_file_is_not_parsed(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_a_truncated_file_is_read_whole(agent, tmp_path):
+def test_a_truncated_file_is_read_whole(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact cut to its first 5 lines after a read."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     first = reader.read(file)
@@ -87,7 +87,7 @@ def test_a_truncated_file_is_read_whole(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_a_replaced_file_is_read_whole(agent, tmp_path):
+def test_a_replaced_file_is_read_whole(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact replaced (new inode) by itself plus 3 lines."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     first = reader.read(file)
@@ -100,7 +100,7 @@ def test_a_replaced_file_is_read_whole(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_a_file_rewritten_in_place_is_read_whole(agent, tmp_path):
+def test_a_file_rewritten_in_place_is_read_whole(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact with one byte of its first line changed, same size."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     first = reader.read(file)
@@ -116,7 +116,7 @@ def test_a_file_rewritten_in_place_is_read_whole(agent, tmp_path):
     assert later.summary.created_at == "2026-11-28T08:30:00.000Z"
 
 
-def test_a_torn_tail_is_parsed_once_its_line_is_complete(tmp_path):
+def test_a_torn_tail_is_parsed_once_its_line_is_complete(tmp_path: Path) -> None:
     """fixtures/agents/claude/torn_tail: the rest of the torn line arrives; only it is parsed."""
     reader = agents.get("claude")
     file = only_session("claude", copy_root("claude", "torn_tail", tmp_path))
@@ -129,7 +129,7 @@ def test_a_torn_tail_is_parsed_once_its_line_is_complete(tmp_path):
     assert [r["text"] for r in later.records if r["type"] == "message"] == ["and also the tax"]
 
 
-def test_a_bad_last_line_is_the_tail_until_another_line_makes_it_damage(tmp_path):
+def test_a_bad_last_line_is_the_tail_until_another_line_makes_it_damage(tmp_path: Path) -> None:
     """fixtures/agents/claude/intact + an unparsable complete line, then a good one after it."""
     reader, file = agents.get("claude"), _intact("claude", tmp_path)
     _append(file, b'{"type":"user","mess\n')
@@ -142,7 +142,7 @@ def test_a_bad_last_line_is_the_tail_until_another_line_makes_it_damage(tmp_path
     assert later.summary.damage == 1 and later.summary.status == "damaged" and later.tail is None
 
 
-def test_a_50_mb_line_is_damage_and_memory_stays_bounded(tmp_path):
+def test_a_50_mb_line_is_damage_and_memory_stays_bounded(tmp_path: Path) -> None:
     """fixtures/agents/claude/intact with a 50 MB line inserted after line 3."""
     reader, file = agents.get("claude"), _intact("claude", tmp_path)
     lines = file.path.read_bytes().split(b"\n")
@@ -161,7 +161,7 @@ def test_a_50_mb_line_is_damage_and_memory_stays_bounded(tmp_path):
     assert peak < MAX_LINE + (4 << 20), f"peak {peak / 2**20:.1f} MiB while reading a 50 MB line"
 
 
-def test_json_nested_10000_deep_is_damage_not_a_crash(tmp_path):
+def test_json_nested_10000_deep_is_damage_not_a_crash(tmp_path: Path) -> None:
     """fixtures/agents/codex/intact with an array and an object nested 10,000 deep inserted."""
     reader = agents.get("codex")
     file = only_session("codex", copy_root("codex", "intact", tmp_path))
@@ -174,7 +174,7 @@ def test_json_nested_10000_deep_is_damage_not_a_crash(tmp_path):
     assert result.summary.operations == 3 and result.summary.lines == 23
 
 
-def test_a_tool_input_too_deep_to_digest_is_still_an_operation(tmp_path):
+def test_a_tool_input_too_deep_to_digest_is_still_an_operation(tmp_path: Path) -> None:
     """A generated Claude tool_use whose input nests 600 deep (orjson parses it, cannot write it)."""
     t = GEN.Transcript()
     deep: object = 1
@@ -189,7 +189,7 @@ def test_a_tool_input_too_deep_to_digest_is_still_an_operation(tmp_path):
         ("toolu_deep", None)]
 
 
-def test_reading_never_changes_anything_under_the_agent_roots(tmp_path):
+def test_reading_never_changes_anything_under_the_agent_roots(tmp_path: Path) -> None:
     """Every fixture root of both agents: digest before and after discovery, full and re-reads."""
     before = tree_digest(AGENT_FIXTURES)
     copy = Path(tmp_path / "copy")
@@ -208,7 +208,7 @@ def test_reading_never_changes_anything_under_the_agent_roots(tmp_path):
     assert tree_digest(AGENT_FIXTURES) == before
 
 
-def test_a_compressed_rollout_that_changes_is_read_whole(tmp_path):
+def test_a_compressed_rollout_that_changes_is_read_whole(tmp_path: Path) -> None:
     """fixtures/agents/codex/zst rewritten in place (same inode) with 3 more lines."""
     reader = agents.get("codex")
     file = only_session("codex", copy_root("codex", "zst", tmp_path))
@@ -222,7 +222,7 @@ def test_a_compressed_rollout_that_changes_is_read_whole(tmp_path):
     assert later.lines_parsed == first.lines_parsed + 3 and later.summary.in_doubt == 1
 
 
-def test_a_rewind_in_appended_lines_rereads_the_transcript_whole(tmp_path):
+def test_a_rewind_in_appended_lines_rereads_the_transcript_whole(tmp_path: Path) -> None:
     """fixtures/agents/claude/rewind_branch cut before the rewind, then the rest appended."""
     reader = agents.get("claude")
     file = only_session("claude", copy_root("claude", "rewind_branch", tmp_path))
@@ -240,7 +240,7 @@ def test_a_rewind_in_appended_lines_rereads_the_transcript_whole(tmp_path):
 
 
 @pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_a_checkpoint_survives_a_json_round_trip(agent, tmp_path):
+def test_a_checkpoint_survives_a_json_round_trip(agent: str, tmp_path: Path) -> None:
     """fixtures/agents/<agent>/intact: the checkpoint as the index would store it, read back."""
     reader, file = agents.get(agent), _intact(agent, tmp_path)
     stored = orjson.dumps(reader.read(file).checkpoint.to_json())
@@ -252,7 +252,7 @@ def test_a_checkpoint_survives_a_json_round_trip(agent, tmp_path):
         Checkpoint.from_json({"agent": "codex"})
 
 
-def test_one_vanished_file_never_hides_the_others(tmp_path):
+def test_one_vanished_file_never_hides_the_others(tmp_path: Path) -> None:
     """Two generated Claude sessions; the second is deleted between discovery and reading."""
     project = tmp_path / "cfg/projects/p"
     project.mkdir(parents=True)
@@ -269,7 +269,7 @@ def test_one_vanished_file_never_hides_the_others(tmp_path):
         agents.get("claude").read(missing)
 
 
-def test_blank_lines_are_neither_damage_nor_records(tmp_path):
+def test_blank_lines_are_neither_damage_nor_records(tmp_path: Path) -> None:
     """fixtures/agents/codex/intact with blank lines between its lines."""
     reader = agents.get("codex")
     file = only_session("codex", copy_root("codex", "intact", tmp_path))
@@ -279,7 +279,7 @@ def test_blank_lines_are_neither_damage_nor_records(tmp_path):
     assert result.records == intact and not result.damage and result.tail is None
 
 
-def test_reading_an_agent_log_imports_neither_pydantic_nor_zstandard():
+def test_reading_an_agent_log_imports_neither_pydantic_nor_zstandard() -> None:
     """fixtures/agents/claude/intact read for its summary in a fresh interpreter."""
     code = ("import sys; from sessionkeeper import agents;"
             f"f = next(agents.get('claude').discover([__import__('pathlib').Path({str(AGENT_FIXTURES)!r})"
@@ -290,7 +290,7 @@ def test_reading_an_agent_log_imports_neither_pydantic_nor_zstandard():
     assert out.stdout.strip() == "[]"
 
 
-def test_registry_knows_both_agents_by_name():
+def test_registry_knows_both_agents_by_name() -> None:
     """No fixture: one module per agent, found by name."""
     assert agents.names() == ["claude", "codex"]
     assert {agents.get(n).name for n in agents.names()} == {"claude", "codex"}
