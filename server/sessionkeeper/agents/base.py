@@ -10,6 +10,7 @@ JSON-able and is all an incremental re-read needs; `SessionSummary` is what a li
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 CHECKPOINT_VERSION = 1
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 AGENT_NAMESPACE = uuid.UUID("5f0c3f7e-2b8e-4d2a-9a51-6c1d3e7b9a40")
 """uuid5 namespace of the session ids Session Keeper derives for agent files."""
 
@@ -148,6 +150,19 @@ class Checkpoint:
             raise ValueError(f"not a checkpoint: {exc}") from None
 
 
+Entry = tuple[str, str, bool, "str | None", tuple[str, ...]]
+"""One file as discovery lists it: (path, kind, archived, parent, companion paths)."""
+
+
+@dataclass(frozen=True)
+class Sync:
+    """One incremental pass over an agent's roots."""
+
+    reads: list[tuple[AgentFile, Read | AgentLogUnreadable]]  # new and changed files, in path order
+    unchanged: list[str]  # paths whose stat matched their checkpoint (not opened)
+    gone: list[str]  # checkpointed paths under the roots that no longer exist
+
+
 @dataclass(frozen=True)
 class Read:
     """One read of an agent file: what changed, the records parsed, and the checkpoint after it.
@@ -205,6 +220,8 @@ def canonical_uuid(raw: object) -> str | None:
     """The lowercase canonical form of a UUID string, or None when it is not one."""
     if not isinstance(raw, str) or len(raw) != 36:
         return None
+    if _CANONICAL.fullmatch(raw):  # the common case, without building a UUID
+        return raw
     try:
         return str(uuid.UUID(raw))
     except ValueError:
@@ -221,8 +238,20 @@ class Agent(ABC):
         """The agent's own roots from its environment variables and defaults."""
 
     @abstractmethod
+    def entries(self, root: Path) -> Iterator[Entry]:
+        """The agent's files under one root as cheap tuples, in no order; lists, never stats or opens."""
+
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
-        """Yield the agent's files under `roots` (default_roots() when None); read-only."""
+        """Yield the agent's files under `roots` (default_roots() when None), sorted by path."""
+        for root in self.default_roots() if roots is None else roots:
+            for entry in sorted(self.entries(root)):
+                yield self.file_of(root, entry)
+
+    def file_of(self, root: Path, entry: Entry) -> AgentFile:
+        """The AgentFile of one entry."""
+        path, kind, archived, parent, companions = entry
+        return AgentFile(self.name, kind, Path(path), root, archived=archived, parent=parent,
+                         companions=tuple(Path(c) for c in companions))
 
     @abstractmethod
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
@@ -242,6 +271,18 @@ class Agent(ABC):
     def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:
         """Read all of `file` as a Rollout, ready for recovery.replay."""
         return self.read(file, max_line=max_line).rollout()
+
+    def sync(self, roots: Sequence[Path] | None = None, *, checkpoints: Mapping[str, Checkpoint],
+             max_line: int = MAX_LINE) -> Sync:
+        """What changed since `checkpoints` (keyed by path): every file is stat'ed, only changed ones read.
+
+        The cheap stat-based skip an index needs on every listing: a file whose size, mtime and
+        inode (and its companions') match its checkpoint is neither opened nor turned into objects.
+        """
+        from .reading import sync
+
+        return sync(self, self.default_roots() if roots is None else roots, checkpoints,
+                    max_line=max_line)
 
     def scan(self, roots: Sequence[Path] | None = None, *,
              checkpoints: Mapping[str, Checkpoint] | None = None,

@@ -12,14 +12,14 @@ folded. The field-by-field mapping is in MAPPING.md beside this file.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, AgentFile, canonical_uuid, roots_from_env
+from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
 from .claude_meta import claude_meta, legacy_todos, subagent_meta
 from .live import CONVERSATION, Chain
-from .translate import Record, Translator, capped, digest, one_line, operation_id, text_of
+from .translate import MESSAGE_CAP, Record, Translator, capped, digest, one_line, operation_id, text_of
 from .vocab import relative_to, set_fact, todo_items
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
@@ -40,21 +40,23 @@ class ClaudeAgent(Agent):
         """$CLAUDE_CONFIG_DIR (a comma list allowed), else ~/.claude and ~/.config/claude."""
         return roots_from_env("CLAUDE_CONFIG_DIR", ["~/.claude", "~/.config/claude"], env)
 
-    def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
-        """Session transcripts of every project, then their sub-agent transcripts; read-only."""
-        for root in self.default_roots() if roots is None else roots:
-            for project in _entries(root / "projects", dirs=True):
-                for entry in _entries(project, dirs=False):
-                    if entry.name.endswith(".jsonl"):
-                        todo = root / "todos" / f"{entry.name[:-6]}-agent-{entry.name[:-6]}.json"
-                        companions = (todo,) if todo.is_file() else ()
-                        yield AgentFile("claude", "session", entry, root, companions=companions)
-                for session in _entries(project, dirs=True):
-                    for entry in _entries(session / "subagents", dirs=False):
-                        if entry.name.startswith("agent-") and entry.name.endswith(".jsonl"):
-                            info = entry.with_name(entry.name[:-6] + ".meta.json")
-                            yield AgentFile("claude", "subagent", entry, root, parent=session.name,
-                                            companions=(info,) if info.is_file() else ())
+    def entries(self, root: Path) -> Iterator[Entry]:
+        """Session transcripts of every project and their sub-agent transcripts; one scandir each."""
+        todos = {name for name, _ in _names(os.path.join(root, "todos"))[0]}  # one listing, no stats
+        for _, project in _names(os.path.join(root, "projects"))[1]:
+            files, sessions = _names(project)
+            for name, path in files:
+                if name.endswith(".jsonl"):
+                    todo = f"{name[:-6]}-agent-{name[:-6]}.json" if todos else ""
+                    companions = (os.path.join(root, "todos", todo),) if todo in todos else ()
+                    yield path, "session", False, None, companions
+            for session_name, session in sessions:
+                listed = _names(os.path.join(session, "subagents"))[0]
+                paths = {path for _, path in listed}
+                for name, path in listed:
+                    if name.startswith("agent-") and name.endswith(".jsonl"):
+                        info = path[:-6] + ".meta.json"
+                        yield path, "subagent", False, session_name, (info,) if info in paths else ()
 
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
         """A Claude translator for `file`."""
@@ -65,14 +67,20 @@ class ClaudeAgent(Agent):
         return ["claude", "--resume", thread_id]
 
 
-def _entries(folder: Path, *, dirs: bool) -> list[Path]:
+def _names(folder: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """([(name, path)] of files, [(name, path)] of directories) in `folder`; empty when missing."""
+    files: list[tuple[str, str]] = []
+    dirs: list[tuple[str, str]] = []
     try:
         with os.scandir(folder) as it:
-            found = [Path(e.path) for e in it
-                     if (e.is_dir(follow_symlinks=False) if dirs else e.is_file())]
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append((entry.name, entry.path))
+                elif entry.is_file():
+                    files.append((entry.name, entry.path))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return []
-    return sorted(found)
+        pass
+    return files, dirs
 
 
 class ClaudeTranslator(Translator):
@@ -93,24 +101,44 @@ class ClaudeTranslator(Translator):
                      entrypoint=None, model=None, mode=None, place=None, titles={},
                      first_prompt=None, calls={}, edits={}, tasks={}, task_calls={},
                      todo_digest=None, seen=[], cost_state={}, compact_through=None,
-                     legacy_todo=None, subagent=None, facts={}, chain={"leaf": None, "tips": []})
+                     legacy_todo=None, subagent=None, facts={}, chain={"leaf": None, "tips": []},
+                     place_ts=None, model_ts=None, cost_ts=None)
         return state
 
     def feed(self, number: int, line: dict[str, Any]) -> None:
-        """Fold one transcript line."""
+        """Fold one transcript line (the hot path: most lines take the first branch of each test)."""
+        st = self.state
         raw_kind = line.get("type")
         kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
-        ts = self.note_ts(line.get("timestamp"))
-        self._session_id(line.get("sessionId"))
-        if kind in CONVERSATION and line.get("isSidechain") is True and self.file.kind == "session":
+        ts = line.get("timestamp")
+        if isinstance(ts, str) and ts:
+            if st["first_ts"] is None:
+                st["first_ts"] = ts
+            st["last_ts"] = ts
+        else:
+            ts = st["last_ts"]
+        sid = line.get("sessionId")
+        if sid is not None and sid != st["thread_id"]:
+            self._session_id(sid)
+        conversation = kind in CONVERSATION
+        if conversation and line.get("isSidechain") is True and self.file.kind == "session":
             self.skip("sidechain")  # an old-style sub-agent line inside the parent's transcript
             return
-        tag = self.chain.add(line, conversation=kind in CONVERSATION)
+        tag = self.chain.add(line, conversation)
         if self.chain.restart:
             self.restart = True
             return
-        if kind in CONVERSATION:
-            self._place(line, ts, tag)
+        if conversation:  # where it ran (the common line changes nothing: compare, move on)
+            cwd, branch = line.get("cwd"), line.get("gitBranch")
+            if cwd is not None or branch is not None:
+                st["place_ts"] = ts  # the age of the cwd / branch facts
+            if cwd != st["cwd"] or branch != st["branch"]:
+                self._moved(cwd, branch, ts, tag)
+            version, mode = line.get("version"), line.get("permissionMode")
+            if version != st["version"] and version is not None:
+                self._settings(line, ts, tag)
+            elif mode != st["mode"] and mode is not None:
+                self._mode(mode, ts, tag)
         if kind == "user":
             self._user(line, ts, tag)
         elif kind == "assistant":
@@ -141,27 +169,25 @@ class ClaudeTranslator(Translator):
         elif sid != st["thread_id"]:
             st["other_sessions"][sid] = st["other_sessions"].get(sid, 0) + 1
 
-    def _place(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
+    def _settings(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
+        """A line with another CLI version (a resume by a newer CLI): version, entrypoint, mode."""
         st = self.state
-        cwd = line.get("cwd") if isinstance(line.get("cwd"), str) and line.get("cwd") else st["cwd"]
-        branch = line.get("gitBranch")
+        for key, field in (("version", "version"), ("entrypoint", "entrypoint")):
+            if isinstance(line.get(field), str):
+                st[key] = line[field]
+        if line.get("permissionMode") is not None:
+            self._mode(line["permissionMode"], ts, tag)
+
+    def _moved(self, cwd: object, branch: object, ts: str | None, tag: str | None) -> None:
+        st = self.state
+        cwd = cwd if isinstance(cwd, str) and cwd else st["cwd"]
         branch = branch if isinstance(branch, str) and branch else st["branch"]
-        if isinstance(line.get("version"), str):
-            st["version"] = line["version"]
-        if isinstance(line.get("entrypoint"), str):
-            st["entrypoint"] = line["entrypoint"]
-        if [cwd, branch] != st["place"] and cwd:
+        if cwd and [cwd, branch] != st["place"]:
             st.update(cwd=cwd, branch=branch, place=[cwd, branch])
             if branch:
                 self.emit("baseline", ts, {"repo_root": cwd, "worktree": cwd, "identity": None,
                                            "branch": branch, "head": None,
                                            "data": {"unknown": ["head", "dirty", "identity"]}}, tag=tag)
-        if cwd:
-            set_fact(st, "cwd", "claude cwd of the latest line", ts)
-        if branch:
-            set_fact(st, "git", "claude gitBranch of the latest line (no commit SHA)", ts)
-        if isinstance(line.get("permissionMode"), str):
-            self._mode(line["permissionMode"], ts, tag)
 
     def _mode(self, mode: object, ts: str | None, tag: str | None) -> None:
         if not isinstance(mode, str) or mode == self.state["mode"]:
@@ -188,11 +214,18 @@ class ClaudeTranslator(Translator):
         if line.get("isCompactSummary") is True:
             self._compacted(line, text_of(content), ts, tag)
             return
-        if isinstance(content, list):
+        if content.__class__ is list:
+            texts = []
             for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    self._result(block, line, ts, tag)
-        text = text_of(content)
+                if block.__class__ is dict:
+                    kind = block.get("type")
+                    if kind == "tool_result":
+                        self._result(block, line, ts, tag)
+                    elif kind == "text" and isinstance(block.get("text"), str):
+                        texts.append(block["text"])
+            text = "\n".join(texts)
+        else:
+            text = content if isinstance(content, str) else ""
         if not text.strip() or line.get("isMeta") is True:
             return
         if self.state["first_prompt"] is None and not text.lstrip().startswith("<"):
@@ -201,46 +234,63 @@ class ClaudeTranslator(Translator):
 
     def _assistant(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
         message = line.get("message")
-        if not isinstance(message, dict):
+        if message.__class__ is not dict:
             self.skip("assistant:no message")
             return
         model = message.get("model")
-        if isinstance(model, str) and model and model != _SYNTHETIC:
-            if model != self.state["model"]:
-                self.state["model"] = model
-                self.emit("model", ts, {"name": model, "overrides": {}}, tag=tag)
-            set_fact(self.state, "model", "claude assistant message.model", ts)
-        self._usage(line, message, ts, tag)
+        if model != self.state["model"] and isinstance(model, str) and model and model != _SYNTHETIC:
+            self.state["model"] = model
+            self.emit("model", ts, {"name": model, "overrides": {}}, tag=tag)
+        if model != _SYNTHETIC:
+            self.state["model_ts"] = ts
+            usage = message.get("usage")
+            if usage.__class__ is dict:
+                self._usage(line, message, usage, ts, tag)
         content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
+        if content.__class__ is not list:
+            text = content if isinstance(content, str) else ""
+        elif len(content) == 1:  # Claude Code writes one content block per line
+            block = content[0]
+            kind = block.get("type") if block.__class__ is dict else None
+            if kind == "tool_use":
                 self._call(block, ts, tag)
-        text = text_of(content)
-        if text.strip():
-            self.emit("message", ts, {"role": "assistant", "text": capped(text), "message_id": tag},
-                      tag=tag)
+            text = block.get("text", "") if kind == "text" else ""
+        else:
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    self._call(block, ts, tag)
+            text = text_of(content)
+        if text.__class__ is str and text and not text.isspace():
+            self.emit("message", ts, {"role": "assistant",
+                                      "text": text if len(text) <= MESSAGE_CAP else capped(text),
+                                      "message_id": tag}, tag=tag)
 
-    def _usage(self, line: dict[str, Any], message: dict[str, Any], ts: str | None,
-               tag: str | None) -> None:
-        usage = message.get("usage")
-        model = message.get("model")
-        if not isinstance(usage, dict) or model == _SYNTHETIC:
-            return
-        key = f"{message.get('id')}:{line.get('requestId')}"
-        seen = self.state["seen"]
-        if message.get("id") is not None and key in seen:
-            return  # one API message is written as one line per content block
-        seen.append(key)
-        del seen[:-64]
-        cache = {k: _int(usage.get(k)) for k in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+    def _usage(self, line: dict[str, Any], message: dict[str, Any], usage: dict[str, Any],
+               ts: str | None, tag: str | None) -> None:
+        st = self.state
+        mid = message.get("id")
+        if mid is not None:
+            key = f"{mid}:{line.get('requestId')}"
+            seen = st["seen"]
+            if key in seen:
+                return  # one API message is written as one line per content block, adjacent
+            seen.append(key)
+            if len(seen) > 4:
+                del seen[0]
+        created = usage.get("cache_creation_input_tokens", 0)
+        read = usage.get("cache_read_input_tokens", 0)
+        tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        if not (created.__class__ is read.__class__ is tokens_in.__class__ is tokens_out.__class__ is int):
+            created, read, tokens_in, tokens_out = (_int(created), _int(read), _int(tokens_in),
+                                                    _int(tokens_out))
         usd = line.get("costUSD")
+        model = message.get("model")
         self.emit("cost", ts, {
-            "model": model if isinstance(model, str) and model else "unknown",
-            "input_tokens": _int(usage.get("input_tokens")) + sum(cache.values()),
-            "output_tokens": _int(usage.get("output_tokens")),
+            "model": model if model.__class__ is str and model else "unknown",
+            "input_tokens": tokens_in + created + read, "output_tokens": tokens_out,
             "usd": float(usd) if isinstance(usd, (int, float)) else 0.0,
-            "data": {"source": "claude message.usage", **cache}}, tag=tag)
-        set_fact(self.state, "cost", "claude message.usage and cost-state", ts)
+            "data": {"cache_creation_input_tokens": created, "cache_read_input_tokens": read}}, tag=tag)
+        st["cost_ts"] = ts
 
     def _cost_state(self, line: dict[str, Any], ts: str | None) -> None:
         usage = line.get("modelUsage")
@@ -377,7 +427,7 @@ class ClaudeTranslator(Translator):
 
 
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if value.__class__ is int else 0  # type: ignore[return-value]
 
 
 def _register() -> None:

@@ -49,17 +49,50 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     return {
         "seq": 0, "ts": st["first_ts"] or "", "type": "session_meta",
         "schema_version": SCHEMA_VERSION, "thread_id": thread,
-        "session_id": derived_session_id("claude", thread, tr.file.path.name),
+        "session_id": _session_id(st, thread, tr.file.path.name),
         "source": "startup", "cwd": cwd, "baseline": baseline,
         "permissions": {"approval_mode": st["mode"] or "unknown", "sandbox_policy": "unknown",
                         "tool_profile": "unknown"},
         "model": st["model"], "client": {"name": "claude", "version": st["version"]},
-        "title": redact_text(title) if title else None,
-        "data": {"agent": agent, "facts": dict(st["facts"]), "unknown": unknown,
+        "title": _title(st, title),
+        "data": {"agent": agent, "facts": _facts(st), "unknown": unknown,
                  "lines": st["lines"], "rewound_lines": st["rewound_lines"],
                  "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
                  "unmappable": dict(st["unmappable"])},
     }
+
+
+def _session_id(st: dict[str, Any], thread: str, name: str) -> str:
+    """The derived session id, computed once per thread id and kept in the state."""
+    cached = st.get("session_id")
+    if not cached or cached[0] != thread:
+        cached = st["session_id"] = [thread, derived_session_id("claude", thread, name)]
+    return str(cached[1])
+
+
+def _title(st: dict[str, Any], title: str | None) -> str | None:
+    """The title with credentials redacted (redacted once per title, kept in the state)."""
+    if not title:
+        return None
+    cached = st.get("title_redacted")
+    if not cached or cached[0] != title:
+        cached = st["title_redacted"] = [title, redact_text(title)]
+    return str(cached[1])
+
+
+def _facts(st: dict[str, Any]) -> dict[str, Any]:
+    """Where each fact came from in the transcript and how old it is (the ts of its latest line)."""
+    facts = dict(st["facts"])  # permissions and title: set when they change
+    if st["cwd"]:
+        facts["cwd"] = {"source": "claude cwd of the latest line", "as_of": st["place_ts"]}
+    if st["branch"]:
+        facts["git"] = {"source": "claude gitBranch of the latest line (no commit SHA)",
+                        "as_of": st["place_ts"]}
+    if st["model_ts"]:
+        facts["model"] = {"source": "claude assistant message.model", "as_of": st["model_ts"]}
+    if st["cost_ts"]:
+        facts["cost"] = {"source": "claude message.usage and cost-state", "as_of": st["cost_ts"]}
+    return facts
 
 
 def _read_json(path: os.PathLike[str] | str) -> tuple[Any, int | None]:

@@ -9,13 +9,13 @@ and one of our sessions. The field-by-field mapping is in MAPPING.md beside this
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .base import Agent, AgentFile, canonical_uuid, derived_session_id, roots_from_env
+from .base import Agent, AgentFile, Entry, canonical_uuid, derived_session_id, roots_from_env
 from .translate import (
     SCHEMA_VERSION,
     Record,
@@ -45,21 +45,21 @@ class CodexAgent(Agent):
         """$CODEX_HOME (a comma list allowed), else ~/.codex."""
         return roots_from_env("CODEX_HOME", ["~/.codex"], env)
 
-    def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
+    def entries(self, root: Path) -> Iterator[Entry]:
         """Rollouts under sessions/ and archived_sessions/: one per name, the active plain file first."""
-        for root in self.default_roots() if roots is None else roots:
-            chosen: dict[str, AgentFile] = {}
-            for sub, archived in (("sessions", False), ("archived_sessions", True)):
-                for path in _walk(root / sub):
-                    name = path.name
-                    if not name.startswith("rollout-") or not name.endswith((".jsonl", ".jsonl.zst")):
-                        continue
-                    found = AgentFile("codex", "session", path, root, archived=archived)
-                    key = name[:-4] if found.compressed else name
-                    best = chosen.get(key)
-                    if best is None or (found.archived, found.compressed) < (best.archived, best.compressed):
-                        chosen[key] = found
-            yield from sorted(chosen.values(), key=lambda f: str(f.path))
+        chosen: dict[str, tuple[bool, bool, str]] = {}  # name without .zst -> (archived, compressed, path)
+        for sub, archived in (("sessions", False), ("archived_sessions", True)):
+            for path in _walk(os.path.join(root, sub)):
+                name = os.path.basename(path)
+                if not name.startswith("rollout-") or not name.endswith((".jsonl", ".jsonl.zst")):
+                    continue
+                compressed = name.endswith(".zst")
+                key = name[:-4] if compressed else name
+                best = chosen.get(key)
+                if best is None or (archived, compressed) < best[:2]:
+                    chosen[key] = (archived, compressed, path)
+        for archived, _, path in chosen.values():
+            yield path, "session", archived, None, ()
 
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
         """A Codex translator for `file`."""
@@ -70,12 +70,10 @@ class CodexAgent(Agent):
         return ["codex", "resume", thread_id]
 
 
-def _walk(base: Path) -> list[Path]:
-    out: list[Path] = []
-    for top, dirs, files in os.walk(base):  # never follows symlinked directories
-        dirs.sort()
-        out.extend(Path(top, f) for f in sorted(files))
-    return out
+def _walk(base: str) -> Iterator[str]:
+    for top, _dirs, files in os.walk(base):  # never follows symlinked directories
+        for name in files:
+            yield os.path.join(top, name)
 
 
 class CodexTranslator(Translator):

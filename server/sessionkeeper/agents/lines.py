@@ -33,14 +33,9 @@ class FileStat:
     inode: int
 
 
-@dataclass(frozen=True)
-class Line:
-    """One line of a file: where it starts, its bytes (None when too long) and its length."""
-
-    offset: int
-    data: bytes | None
-    length: int  # without the newline
-    complete: bool  # False for the last line when it has no newline
+Line = tuple[int, "bytes | None", int, bool]
+"""One line of a file: (offset, bytes or None when too long, length without the newline,
+complete — False for a last line without its newline). A plain tuple: one is made per line."""
 
 
 def stat_of(path: Path) -> FileStat:
@@ -98,34 +93,35 @@ def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
 def iter_lines(read: Callable[[int], bytes], *, start: int, max_line: int = MAX_LINE) -> Iterator[Line]:
     """Yield the lines of a stream from offset `start`; the last is incomplete when it has no newline."""
     offset = start
-    parts: list[bytes] = []
-    pending = 0  # bytes of the current line seen so far
-    skipping = False  # the current line is longer than max_line: only its length is kept
+    parts: list[bytes] = []  # the start of a line that runs past the chunk it began in
+    pending = 0  # bytes of that line seen so far
+    skipping = False  # that line is longer than max_line: only its length is kept
     while True:
         chunk = read(CHUNK)
         if not chunk:
             break
-        begin = 0
-        while True:
-            newline = chunk.find(b"\n", begin)
-            if newline == -1:
-                rest = len(chunk) - begin
-                if rest and not skipping:
-                    if pending + rest > max_line:
-                        skipping, parts = True, []
-                    else:
-                        parts.append(chunk[begin:])
-                pending += rest
-                break
-            length = pending + newline - begin
+        pieces = chunk.split(b"\n")  # one C-level split per chunk; the last piece has no newline
+        rest = pieces.pop()
+        first = 0
+        if pieces and (pending or skipping):  # the first piece ends the line carried over
+            length = pending + len(pieces[0])
             if skipping or length > max_line:
-                yield Line(offset, None, length, True)
-            elif parts:
-                yield Line(offset, b"".join(parts) + chunk[begin:newline], length, True)
+                yield offset, None, length, True
             else:
-                yield Line(offset, chunk[begin:newline], length, True)
+                yield offset, b"".join(parts) + pieces[0], length, True
             offset += length + 1
-            parts, pending, skipping = [], 0, False
-            begin = newline + 1
+            parts, pending, skipping, first = [], 0, False, 1
+        for index in range(first, len(pieces)):
+            piece = pieces[index]
+            length = len(piece)
+            yield offset, (piece if length <= max_line else None), length, True
+            offset += length + 1
+        if rest:
+            if not skipping:
+                if pending + len(rest) > max_line:
+                    skipping, parts = True, []
+                else:
+                    parts.append(rest)
+            pending += len(rest)
     if pending:
-        yield Line(offset, None if skipping else b"".join(parts), pending, False)
+        yield offset, None if skipping else b"".join(parts), pending, False

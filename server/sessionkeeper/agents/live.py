@@ -28,13 +28,23 @@ class Chain:
         self.restart = False
         self.dead = 0
 
-    def add(self, line: dict[str, Any], *, conversation: bool) -> str | None:
+    def add(self, line: dict[str, Any], conversation: bool) -> str | None:
         """Place one line; return its uuid (the tag of the records it yields) or None if unplaced."""
         uid = line.get("uuid")
-        if not isinstance(uid, str) or not uid:
+        if uid.__class__ is not str or not uid:
             return None
-        parent = line.get("parentUuid") or line.get("logicalParentUuid")
-        leaf = self.state["leaf"]
+        parent = line.get("parentUuid")
+        state = self.state
+        if conversation and parent is not None and parent == state["leaf"]:  # the common case
+            if not self.incremental:
+                self.parents[uid] = parent
+                self.conversation.append(uid)
+            state["leaf"] = uid
+            if state["tips"]:
+                state["tips"] = []
+            return uid
+        parent = parent or line.get("logicalParentUuid")
+        leaf = state["leaf"]
         if not isinstance(parent, str):
             if not conversation:
                 return None  # a detached progress-like line: outside the conversation

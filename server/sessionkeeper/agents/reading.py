@@ -13,7 +13,10 @@ is followed by another one is damage with its line number; an over-long line is 
 from __future__ import annotations
 
 import copy
+import gc
 import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,6 +30,7 @@ from .base import (
     LineTail,
     Read,
     SessionSummary,
+    Sync,
 )
 from .lines import (
     HEAD_BYTES,
@@ -57,17 +61,23 @@ def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def _unchanged(file: AgentFile, st: FileStat, cp: Checkpoint,
+               companions: tuple[tuple[str, int, int], ...]) -> bool:
+    """True when the stat (and the companions' stats) say the checkpoint still describes the file."""
+    return (st.size == cp.size and st.mtime_ns == cp.mtime_ns and st.inode == cp.inode
+            and companions == cp.companions and cp.version == CHECKPOINT_VERSION
+            and cp.agent == file.agent and cp.path == str(file.path))
+
+
 def _plan(fd: int, file: AgentFile, st: FileStat, cp: Checkpoint | None,
           companions: tuple[tuple[str, int, int], ...]) -> tuple[str, str]:
-    """("full" | "appended" | "unchanged", reason)."""
+    """("full" | "appended", reason) for a file that is not unchanged."""
     if cp is None:
         return "full", "new"
     if cp.version != CHECKPOINT_VERSION or cp.agent != file.agent or cp.path != str(file.path):
         return "full", "checkpoint of another file or version"
     if companions != cp.companions:
         return "full", "companion file changed"
-    if (st.size, st.mtime_ns, st.inode) == (cp.size, cp.mtime_ns, cp.inode):
-        return "unchanged", "unchanged"
     if st.inode != cp.inode:
         return "full", "replaced"
     if file.compressed:
@@ -82,22 +92,21 @@ def _plan(fd: int, file: AgentFile, st: FileStat, cp: Checkpoint | None,
     return "appended", "grown"
 
 
-def _bad(line: Line, max_line: int) -> tuple[dict[str, Any] | None, str, str]:
-    """(object, "", "") for a good line; (None, kind, detail) for a bad one; kind "blank" to skip."""
-    data = line.data
+def _why(data: bytes | None, length: int, obj: object, max_line: int) -> tuple[str, str]:
+    """(kind, detail) of a line that is not a JSON object; kind "blank" for an empty line."""
     if data is None:
-        return None, "oversize", f"line of {line.length} bytes is longer than the {max_line}-byte limit"
+        return "oversize", f"line of {length} bytes is longer than the {max_line}-byte limit"
+    if not data.strip():
+        return "blank", ""
+    if not data.strip(b"\x00"):
+        return "unparsable", "NUL bytes"
+    if obj is not None:
+        return "unparsable", f"a JSON {type(obj).__name__}, not an object"
     try:
-        obj = orjson.loads(data)
+        orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        if not data.strip():
-            return None, "blank", ""
-        if not data.strip(b"\x00"):
-            return None, "unparsable", "NUL bytes"
-        return None, "unparsable", f"unparsable JSON: {str(exc)[:160]}"
-    if not isinstance(obj, dict):
-        return None, "unparsable", f"a JSON {type(obj).__name__}, not an object"
-    return obj, "", ""
+        return "unparsable", f"unparsable JSON: {str(exc)[:160]}"
+    return "unparsable", "not a JSON object"
 
 
 class _Pass:
@@ -113,61 +122,76 @@ class _Pass:
         self.damage: list[LineDamage] = []
 
     def run(self, read: Any) -> None:
+        """Feed every complete line from the offset; hold a bad line until it is known not to be last."""
         held: tuple[LineDamage, Line] | None = None  # a bad line not yet known to be in the middle
-        number = self.lines
-        for line in iter_lines(read, start=self.offset, max_line=self.max_line):
-            self.end = line.offset + line.length + (1 if line.complete else 0)
-            if not line.complete:
+        translator, loads, max_line = self.translator, orjson.loads, self.max_line
+        feed = translator.feed
+        first = number = self.lines
+        end = self.offset
+        for line in iter_lines(read, start=self.offset, max_line=max_line):
+            offset, data, length, complete = line
+            end = offset + length + 1
+            if not complete:
+                end -= 1
                 if held is not None:  # a bad line before a torn one is in the middle
                     self._flush(held)
                     held = None
-                reason = "NUL bytes" if line.data is not None and not line.data.strip(b"\x00") \
-                    else "torn: no newline"
-                self.tail = LineTail(number + 1, line.offset, line.length, reason)
+                reason = "NUL bytes" if data is not None and not data.strip(b"\x00") else "torn: no newline"
+                self.tail = LineTail(number + 1, offset, length, reason)
                 break
             number += 1
-            self.parsed += 1
             if held is not None:
                 self._flush(held)
                 held = None
-            obj, kind, detail = _bad(line, self.max_line)
-            if obj is None:
+            obj: Any = None
+            if data is not None:
+                try:
+                    obj = loads(data)
+                except orjson.JSONDecodeError:
+                    obj = None
+            if obj.__class__ is dict:
+                try:
+                    feed(number, obj)
+                except Exception as exc:  # noqa: BLE001 - one odd line never stops the file
+                    translator.unmappable(number, str(obj.get("type")), exc)
+                if translator.restart:
+                    self.parsed = number - first
+                    return
+            else:
+                kind, detail = _why(data, length, obj, max_line)
                 if kind != "blank":
                     held = (LineDamage(number, kind, detail), line)
                     continue
-            else:
-                try:
-                    self.translator.feed(number, obj)
-                except Exception as exc:  # noqa: BLE001 - one odd line never stops the file
-                    self.translator.unmappable(number, str(obj.get("type")), exc)
-                if self.translator.restart:
-                    return
-            self.offset, self.lines = line.offset + line.length + 1, number
+            self.offset, self.lines = end, number
+        self.end, self.parsed = end, number - first
         if held is not None:  # the last complete line is unusable: a tail, not middle damage
-            damage, line = held
-            self.tail = LineTail(damage.line, line.offset, line.length + 1, damage.detail)
-        self.translator.state["lines"] = self.lines
+            damage, (offset, _, length, _) = held
+            self.tail = LineTail(damage.line, offset, length + 1, damage.detail)
+        translator.state["lines"] = self.lines
 
     def _flush(self, held: tuple[LineDamage, Line]) -> None:
         """A held bad line turned out to be in the middle: damage, and consumed."""
-        damage, line = held
+        damage, (offset, _, length, _) = held
         self.translator.damaged(damage)
         self.damage.append(damage)
-        self.offset, self.lines = line.offset + line.length + 1, damage.line
+        self.offset, self.lines = offset + length + 1, damage.line
 
 
 def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, max_line: int) -> Read:
     """Read one agent file (see the module docstring for what is parsed when)."""
     try:
         st = stat_of(file.path)
+    except OSError as exc:
+        raise AgentLogUnreadable(f"{file.path}: {exc.strerror or exc}") from None
+    companions = _companions(file) if file.companions else ()
+    if checkpoint is not None and _unchanged(file, st, checkpoint, companions):
+        return Read(file, "unchanged", "unchanged", checkpoint)  # a stat, and nothing more
+    try:
         fd = open_ro(file.path)
     except OSError as exc:
         raise AgentLogUnreadable(f"{file.path}: {exc.strerror or exc}") from None
     try:
-        companions = _companions(file)
         mode, reason = _plan(fd, file, st, checkpoint, companions)
-        if mode == "unchanged" and checkpoint is not None:
-            return Read(file, "unchanged", reason, checkpoint)
         if mode == "appended" and checkpoint is not None:
             state = copy.deepcopy(checkpoint.state)
             done = _pass(agent, file, fd, state, offset=checkpoint.offset, lines=checkpoint.lines,
@@ -183,6 +207,17 @@ def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, m
 
 def _pass(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
           lines: int, max_line: int) -> _Pass:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # thousands of kept dicts would trigger needless cyclic collections
+    try:
+        return _pass_gc_off(agent, file, fd, state, offset=offset, lines=lines, max_line=max_line)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _pass_gc_off(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
+                 lines: int, max_line: int) -> _Pass:
     translator = agent.translator(file, state)
     done = _Pass(translator, offset=offset, lines=lines, max_line=max_line)
     if file.compressed:
@@ -263,3 +298,34 @@ def to_rollout(read: Read) -> Rollout:
     return Rollout(path=read.file.path, status=status, meta=read.meta, records=list(read.records),
                    damage=damage, tail=tail, size=read.checkpoint.size,
                    schema_version=SCHEMA_VERSION)
+
+
+def sync(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint], *,
+         max_line: int) -> Sync:
+    """Agent.sync: stat every listed file, read the ones whose stat differs from their checkpoint."""
+    reads: list[tuple[AgentFile, Read | AgentLogUnreadable]] = []
+    unchanged: list[str] = []
+    seen: set[str] = set()
+    for root in roots:
+        for entry in agent.entries(root):
+            path, companions = entry[0], entry[4]
+            seen.add(path)
+            cp = checkpoints.get(path)
+            if cp is not None and not companions:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    st = None
+                if st is not None and st.st_size == cp.size and st.st_mtime_ns == cp.mtime_ns \
+                        and st.st_ino == cp.inode:
+                    unchanged.append(path)
+                    continue
+            file = agent.file_of(root, entry)
+            try:
+                reads.append((file, read_file(agent, file, cp, max_line=max_line)))
+            except AgentLogUnreadable as exc:
+                reads.append((file, exc))
+    reads.sort(key=lambda r: str(r[0].path))
+    prefixes = tuple(os.path.join(str(r), "") for r in roots)
+    gone = sorted(p for p in checkpoints if p not in seen and p.startswith(prefixes))
+    return Sync(reads, unchanged, gone)

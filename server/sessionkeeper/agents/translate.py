@@ -4,8 +4,8 @@ A translator is fed parsed lines in file order and emits records in our vocabula
 Its `state` is JSON-able and carries everything needed to continue after a checkpoint: the last
 seq, per-line context (cwd, model, open tool calls ...) and the counters a listing shows.
 Invariants: seq is contiguous from 1 (the synthesized session_meta is seq 0); counters are
-derived from the records kept (`finish`), never from lines, so a dropped (rewound) record never
-counts; a line that cannot be mapped is counted (`unmappable`), never fatal.
+derived from the records emitted (and counted again after a rewind filter), never from lines, so
+a dropped (rewound) record never counts; a line that cannot be mapped is counted (`unmappable`), never fatal.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ MESSAGE_CAP = 2000
 TITLE_CAP = 120
 DAMAGE_KEPT = 100  # damage entries kept in the state (all are counted)
 _OPERATION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_COUNTED = {"message": "messages", "file_change": "file_changes", "todo": "todos",
+            "compacted": "compactions"}
 
 
 def capped(text: str, cap: int = MESSAGE_CAP) -> str:
@@ -50,10 +52,9 @@ def operation_id(raw: object) -> str | None:
 
 
 def digest(value: object) -> str | None:
-    """sha256 of a tool call's arguments (a string as is, anything else as sorted JSON)."""
-    try:
-        raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else orjson.dumps(
-            value, option=orjson.OPT_SORT_KEYS)
+    """sha256 of a tool call's arguments (a string as is, anything else as compact JSON)."""
+    try:  # keys in the order the agent wrote them: the same call always digests the same
+        raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):  # nested deeper than orjson writes
         return None
     return "sha256:" + hashlib.sha256(raw).hexdigest()
@@ -118,11 +119,12 @@ class Translator:
             self.state["unmappable_lines"].append([number, kind, repr(exc)[:200]])
 
     def finish(self) -> None:
-        """Account the records of this read into the counters (after any filtering)."""
+        """End of a read (subclasses drop rewound records here, before the summary is taken)."""
+
+    def account(self, records: list[Record]) -> None:
+        """Count `records` into the counters and the open operations."""
         counts, open_ops = self.state["counts"], self.state["open_ops"]
-        names = {"message": "messages", "file_change": "file_changes", "todo": "todos",
-                 "compacted": "compactions"}
-        for record in self.records:
+        for record in records:
             kind = record["type"]
             if kind == "operation":
                 if record["status"] == "started":
@@ -134,8 +136,8 @@ class Translator:
                 counts["input_tokens"] += record.get("input_tokens", 0)
                 counts["output_tokens"] += record.get("output_tokens", 0)
                 counts["usd"] = round(counts["usd"] + record.get("usd", 0.0), 9)
-            elif kind in names:
-                counts[names[kind]] += 1
+            elif kind in _COUNTED:
+                counts[_COUNTED[kind]] += 1
 
     def meta(self) -> Record | None:
         """The synthesized session_meta (seq 0) as the file now stands; None without a thread id."""
@@ -156,13 +158,30 @@ class Translator:
         return self.state["last_ts"]
 
     def emit(self, kind: str, ts: str | None, fields: Record, *, tag: str | None = None) -> Record:
-        """Append one record of our vocabulary with the next seq."""
-        seq = self.state["seq"] + 1
-        self.state["seq"] = seq
-        record = {"seq": seq, "ts": ts or self.state["last_ts"] or "", "type": kind, **fields}
-        self.records.append(record)
+        """Append one record of our vocabulary with the next seq, and count it."""
+        st = self.state
+        seq = st["seq"] + 1
+        st["seq"] = seq
+        fields["seq"], fields["ts"], fields["type"] = seq, ts or st["last_ts"] or "", kind
+        self.records.append(fields)
         self.tags.append(tag)
-        return record
+        counts = st["counts"]
+        if kind == "message":  # the common kinds inline; account() knows them all
+            counts["messages"] += 1
+        elif kind == "operation":
+            if fields["status"] == "started":
+                counts["operations"] += 1
+                st["open_ops"][fields["operation_id"]] = seq
+            else:
+                st["open_ops"].pop(fields["operation_id"], None)
+        elif kind == "cost":
+            counts["input_tokens"] += fields.get("input_tokens", 0)
+            counts["output_tokens"] += fields.get("output_tokens", 0)
+            if fields.get("usd"):
+                counts["usd"] = round(counts["usd"] + fields["usd"], 9)
+        else:
+            self.account([fields])
+        return fields
 
     def skip(self, kind: str) -> None:
         """Count a line of a known type this translator deliberately does not map."""
@@ -199,4 +218,7 @@ class Translator:
                 record["through_seq"] = new_of.get(record["through_seq"], record["through_seq"])
         self.records, self.tags = kept, [None] * len(kept)
         self.state["seq"] = last
+        # only a full read filters: its counters started at zero, so count the kept records again
+        self.state["counts"], self.state["open_ops"] = new_state()["counts"], {}
+        self.account(kept)
         return new_of
