@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -193,8 +194,6 @@ def test_reading_never_changes_anything_under_the_agent_roots(tmp_path: Path) ->
     """Every fixture root of both agents: digest before and after discovery, full and re-reads."""
     before = tree_digest(AGENT_FIXTURES)
     copy = Path(tmp_path / "copy")
-    import shutil
-
     shutil.copytree(AGENT_FIXTURES, copy)
     copy_before = tree_digest(copy)
     for agent in ("codex", "claude"):
@@ -295,3 +294,50 @@ def test_registry_knows_both_agents_by_name() -> None:
     assert agents.names() == ["claude", "codex"]
     assert {agents.get(n).name for n in agents.names()} == {"claude", "codex"}
     assert files("codex", AGENT_FIXTURES / "claude/intact") == []
+
+
+def _sessions(where: Path, count: int) -> list[Path]:
+    project = where / "projects/p"
+    project.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for n in range(count):
+        sid = f"{n + 1:08d}-0000-4000-8000-000000000000"
+        path = project / f"{sid}.jsonl"
+        path.write_bytes(GEN.dump([GEN.Transcript(session=sid).user(n, 1, None, f"task {n}")]))
+        paths.append(path)
+    return paths
+
+
+def test_sync_reads_only_new_and_changed_files_and_names_the_gone_ones(tmp_path: Path) -> None:
+    """Three generated Claude sessions: one grows, one is deleted, one is added, one stays."""
+    claude = agents.get("claude")
+    grows, goes, stays = _sessions(tmp_path / "cfg", 3)
+    first = claude.sync([tmp_path / "cfg"], checkpoints={})
+    assert [(r.mode, r.reason) for _, r in first.reads] == [("full", "new")] * 3  # type: ignore[union-attr]
+    checkpoints = {str(f.path): r.checkpoint for f, r in first.reads}  # type: ignore[union-attr]
+    _append(AgentFile("claude", "session", grows, tmp_path), GEN.dump([GEN.Transcript(
+        session=grows.stem).user(9, 2, 1, "more")]))
+    goes.unlink()
+    added = _sessions(tmp_path / "new", 4)[-1]
+    shutil.move(str(added), grows.parent / added.name)
+    later = claude.sync([tmp_path / "cfg"], checkpoints=checkpoints)
+    assert [(f.path.name, r.mode, r.lines_parsed) for f, r in later.reads] == [  # type: ignore[union-attr]
+        (grows.name, "appended", 1), (added.name, "full", 1)]
+    assert later.unchanged == [str(stays)]
+    assert later.gone == [str(goes)]
+
+
+def test_sync_trusts_an_unchanged_stat_without_opening_the_file(tmp_path: Path) -> None:
+    """A generated session overwritten in place with garbage of the same size and mtime: skipped."""
+    claude = agents.get("claude")
+    [path] = _sessions(tmp_path / "cfg", 1)
+    first = claude.sync([tmp_path / "cfg"], checkpoints={})
+    checkpoints = {str(f.path): r.checkpoint for f, r in first.reads}  # type: ignore[union-attr]
+    st = path.stat()
+    with open(path, "r+b") as handle:  # same inode, same size
+        handle.write(b"#" * st.st_size)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    later = claude.sync([tmp_path / "cfg"], checkpoints=checkpoints)
+    assert later.reads == [] and later.unchanged == [str(path)]
+    fresh = claude.read(only_session("claude", tmp_path / "cfg"))  # without a checkpoint: all read
+    assert fresh.records == [] and fresh.tail is not None
