@@ -14,8 +14,9 @@ A synthetic Claude projects directory is generated first (default 2,000 sessions
      >= 50x faster than the raw full parse);
   c  ccusage (the peer: it reads Claude Code logs too), `ccusage session --json --offline` with
      CLAUDE_CONFIG_DIR pointed at the same directory, when `npm install ccusage@latest` works
-     (installed into ${XDG_CACHE_HOME:-~/.cache}/sessionkeeper-agents/ccusage-<version>); its
-     time and RSS are those of the whole process tree (GNU time), printed beside ours.
+     (installed into ${XDG_CACHE_HOME:-~/.cache}/sessionkeeper-agents/ccusage-<version>); when
+     latest does not run here, why is printed and 20.0.24 (the version the issue measured) is run
+     too. Time and RSS are GNU time's (wall clock, max RSS), printed beside ours.
 The page cache is warmed with one plain read of every file before the first measurement.
 """
 
@@ -205,14 +206,28 @@ def run_child(kind: str, root: Path) -> dict[str, Any]:
 
 
 # -- ccusage ------------------------------------------------------------------------------------
-def ccusage(root: Path, reps: int) -> dict[str, Any]:
-    """Install ccusage@latest from npm (cached) and time `ccusage session --json` on the root."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sessionkeeper-agents"
+PEER_FALLBACK = "20.0.24"  # the ccusage the issue measured (its native linux-x64 binary is published)
+
+
+def ccusage(root: Path, reps: int) -> list[dict[str, Any]]:
+    """ccusage@latest (and, when latest does not run here, PEER_FALLBACK), each installed from npm."""
     try:
-        version = subprocess.run(["npm", "view", "ccusage@latest", "version"], capture_output=True,
-                                 text=True, timeout=120, check=True).stdout.strip()
-        prefix = cache / f"ccusage-{version}"
-        exe = prefix / "node_modules/.bin/ccusage"
+        latest = subprocess.run(["npm", "view", "ccusage@latest", "version"], capture_output=True,
+                                text=True, timeout=120, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [{"version": "latest", "why": f"npm view ccusage@latest failed: {exc}"}]
+    out = [ccusage_version(root, latest, reps)]
+    if "seconds" not in out[0] and latest != PEER_FALLBACK:
+        out.append(ccusage_version(root, PEER_FALLBACK, reps))
+    return out
+
+
+def ccusage_version(root: Path, version: str, reps: int) -> dict[str, Any]:
+    """Install one ccusage version (cached) and time `ccusage session --json --offline` on the root."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sessionkeeper-agents"
+    prefix = cache / f"ccusage-{version}"
+    exe = prefix / "node_modules/.bin/ccusage"
+    try:
         if not exe.exists():
             prefix.mkdir(parents=True, exist_ok=True)
             (prefix / "package.json").write_text('{"private": true}\n')
@@ -221,18 +236,18 @@ def ccusage(root: Path, reps: int) -> dict[str, Any]:
                            timeout=900, check=True)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
-        return {"installed": False, "why": f"npm install ccusage@latest failed: {str(detail)[-500:]}"}
+        return {"version": version, "why": f"npm install ccusage@{version} failed: {str(detail)[-300:]}"}
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root), "HOME": str(root.parent)}
     runs = []
     for _ in range(reps):
-        out = subprocess.run(["/usr/bin/time", "-f", "%e %M", str(exe), "session", "--json", "--offline"],
-                             capture_output=True, text=True, env=env, timeout=3600)
-        if out.returncode != 0:
-            return {"installed": True, "version": version, "why": f"ccusage failed: {out.stderr[-500:]}"}
-        seconds, rss = out.stderr.strip().splitlines()[-1].split()
-        sessions = len(json.loads(out.stdout).get("sessions", []))
-        runs.append((float(seconds), int(rss), sessions))
-    return {"installed": True, "version": version, "seconds": statistics.median(r[0] for r in runs),
+        done = subprocess.run(["/usr/bin/time", "-f", "%e %M", str(exe), "session", "--json", "--offline"],
+                              capture_output=True, text=True, env=env, timeout=3600)
+        if done.returncode != 0:
+            why = done.stderr.strip().splitlines()[0] if done.stderr.strip() else f"exit {done.returncode}"
+            return {"version": version, "why": f"installs, but does not run here: {why[:200]}"}
+        seconds, rss = done.stderr.strip().splitlines()[-1].split()
+        runs.append((float(seconds), int(rss), len(json.loads(done.stdout).get("sessions", []))))
+    return {"version": version, "seconds": statistics.median(r[0] for r in runs),
             "rss_kb": max(r[1] for r in runs), "sessions": runs[-1][2]}
 
 
@@ -271,7 +286,7 @@ def main() -> int:
             for kind, sink in order:
                 sink.append(run_child(kind, root))
         re = run_child("reimport", root)
-        peer = {"installed": False, "why": "--no-ccusage"} if args.no_ccusage else ccusage(root, args.reps)
+        peer = [{"version": "-", "why": "--no-ccusage"}] if args.no_ccusage else ccusage(root, args.reps)
         report(data, ours, raw, re, peer, args.json)
     finally:
         if args.keep:
@@ -282,7 +297,7 @@ def main() -> int:
 
 
 def report(data: dict[str, Any], ours: list[dict[str, Any]], raw: list[dict[str, Any]],
-           re: dict[str, Any], peer: dict[str, Any], out: Path | None) -> None:
+           re: dict[str, Any], peer: list[dict[str, Any]], out: Path | None) -> None:
     """Print the side-by-side table with ratios and targets."""
     t_ours = statistics.median(r["seconds"] for r in ours)
     t_raw = statistics.median(r["seconds"] for r in raw)
@@ -300,12 +315,13 @@ def report(data: dict[str, Any], ours: list[dict[str, Any]], raw: list[dict[str,
         ("b re-scan, nothing changed", f"{re['rescan_unchanged_median'] * 1e3:.2f} ms", "",
          f"{t_raw / re['rescan_unchanged_median']:.0f}x faster than raw", "", ""),
     ]
-    if "seconds" in peer:
-        rows.append((f"c ccusage {peer['version']} session --json", f"{peer['seconds']:.3f} s",
-                     f"{peer['rss_kb'] / 1024:.1f} MB", f"ours {t_ours / peer['seconds']:.2f}x its time, "
-                     f"{rss_ours / (peer['rss_kb'] / 1024):.2f}x its RSS", "peer (no target)", ""))
-    else:
-        rows.append(("c ccusage", "-", "-", peer.get("why", "?"), "peer", ""))
+    for one in peer:
+        if "seconds" in one:
+            rows.append((f"c ccusage {one['version']} session --json", f"{one['seconds']:.3f} s",
+                         f"{one['rss_kb'] / 1024:.1f} MB", f"ours {t_ours / one['seconds']:.2f}x its time, "
+                         f"{rss_ours / (one['rss_kb'] / 1024):.2f}x its RSS", "peer (no target)", ""))
+        else:
+            rows.append((f"c ccusage {one['version']}", "-", "-", one["why"], "peer", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
     print()
     for row in [("case", "time", "peak RSS", "ratio", "target", "")] + rows:

@@ -15,6 +15,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -176,7 +177,6 @@ class Read:
     mode: str
     reason: str  # new, grown, unchanged, replaced, truncated, rewritten, compressed, rewind, ...
     checkpoint: Checkpoint
-    meta: dict[str, Any] | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
     damage: tuple[LineDamage, ...] = ()
     tail: LineTail | None = None
@@ -187,6 +187,16 @@ class Read:
     def summary(self) -> SessionSummary:
         """The whole file's summary after this read."""
         return self.checkpoint.summary
+
+    @cached_property
+    def meta(self) -> dict[str, Any] | None:
+        """The synthesized session_meta (seq 0) as the file now stands; None without a thread id.
+
+        Built on first use from the checkpoint's state (a listing never needs it).
+        """
+        from .reading import meta_of
+
+        return meta_of(self.file, self.checkpoint.state)
 
     def rollout(self) -> Rollout:
         """The file as a store.reader.Rollout in our vocabulary (only for a full read)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
-from .claude_meta import claude_meta, legacy_todos, subagent_meta
+from .claude_meta import best_title, claude_meta, legacy_todos, subagent_meta
 from .live import CONVERSATION, Chain
 from .translate import MESSAGE_CAP, Record, Translator, capped, digest, one_line, operation_id, text_of
 from .vocab import relative_to, set_fact, todo_items
@@ -108,10 +108,9 @@ class ClaudeTranslator(Translator):
     def feed(self, number: int, line: dict[str, Any]) -> None:
         """Fold one transcript line (the hot path: most lines take the first branch of each test)."""
         st = self.state
-        raw_kind = line.get("type")
-        kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
+        kind = line.get("type")
         ts = line.get("timestamp")
-        if isinstance(ts, str) and ts:
+        if ts.__class__ is str and ts:
             if st["first_ts"] is None:
                 st["first_ts"] = ts
             st["last_ts"] = ts
@@ -148,15 +147,15 @@ class ClaudeTranslator(Translator):
         elif kind == "attachment":
             self.skip(f"attachment:{(line.get('attachment') or {}).get('type')}")
         elif kind in ("custom-title", "ai-title", "summary"):
-            self._title(kind, line, ts)
+            self._title(str(kind), line, ts)
         elif kind == "permission-mode":
             self._mode(line.get("permissionMode"), ts, None)
         elif kind == "cost-state":
             self._cost_state(line, ts)
         elif kind in _SKIPPED:
-            self.skip(str(kind))
+            self.skip(kind)
         else:
-            self.unknown(str(kind))
+            self.unknown(kind if isinstance(kind, str) else "(no type)")
 
     # -- identity and place --------------------------------------------------------------------
     def _session_id(self, raw: object) -> None:
@@ -270,11 +269,10 @@ class ClaudeTranslator(Translator):
         st = self.state
         mid = message.get("id")
         if mid is not None:
-            key = f"{mid}:{line.get('requestId')}"
             seen = st["seen"]
-            if key in seen:
+            if mid in seen:
                 return  # one API message is written as one line per content block, adjacent
-            seen.append(key)
+            seen.append(mid)
             if len(seen) > 4:
                 del seen[0]
         created = usage.get("cache_creation_input_tokens", 0)
@@ -283,12 +281,12 @@ class ClaudeTranslator(Translator):
         if not (created.__class__ is read.__class__ is tokens_in.__class__ is tokens_out.__class__ is int):
             created, read, tokens_in, tokens_out = (_int(created), _int(read), _int(tokens_in),
                                                     _int(tokens_out))
-        usd = line.get("costUSD")
+        usd = line.get("costUSD")  # only in old transcripts
         model = message.get("model")
         self.emit("cost", ts, {
             "model": model if model.__class__ is str and model else "unknown",
             "input_tokens": tokens_in + created + read, "output_tokens": tokens_out,
-            "usd": float(usd) if isinstance(usd, (int, float)) else 0.0,
+            "usd": 0.0 if usd is None else float(usd) if isinstance(usd, (int, float)) else 0.0,
             "data": {"cache_creation_input_tokens": created, "cache_read_input_tokens": read}}, tag=tag)
         st["cost_ts"] = ts
 
@@ -421,9 +419,13 @@ class ClaudeTranslator(Translator):
         return claude_meta(self)
 
     def summary_fields(self) -> dict[str, Any]:
-        """Branch (no HEAD: Claude Code records no commit), parent thread of a sub-agent."""
-        parent = self.state["thread_id"] if self.file.kind == "subagent" else None
-        return {"branch": self.state["branch"], "head": None, "parent_thread_id": parent}
+        """Ids, cwd, branch (no HEAD: Claude Code records no commit), model, title, version, parent."""
+        st = self.state
+        thread = st["thread_id"]
+        return {"thread_id": thread, "session_id": self.session_id_of(thread) if thread else None,
+                "cwd": st["cwd"] or "", "branch": st["branch"], "head": None, "model": st["model"],
+                "title": self.redacted(best_title(st)), "client_version": st["version"],
+                "parent_thread_id": thread if self.file.kind == "subagent" else None}
 
 
 def _int(value: object) -> int:

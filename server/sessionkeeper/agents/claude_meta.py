@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..redact import redact_text
-from .base import AgentFile, derived_session_id
+from .base import AgentFile
 from .lines import open_ro
 from .translate import SCHEMA_VERSION, Record, digest
 from .vocab import todo_items
@@ -39,7 +38,7 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     unknown = ["head", "dirty", "identity", "sandbox_policy", "tool_profile"]
     if baseline is None:
         unknown.append("baseline")
-    title = next((st["titles"][k] for k in _TITLE_ORDER if k in st["titles"]), st["first_prompt"])
+    title = best_title(st)
     others = dict(st["other_sessions"])
     agent: dict[str, Any] = {"name": "claude", "path": str(tr.file.path), "kind": tr.file.kind,
                              "entrypoint": st["entrypoint"], "other_session_ids": others}
@@ -49,12 +48,12 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     return {
         "seq": 0, "ts": st["first_ts"] or "", "type": "session_meta",
         "schema_version": SCHEMA_VERSION, "thread_id": thread,
-        "session_id": _session_id(st, thread, tr.file.path.name),
+        "session_id": tr.session_id_of(thread),
         "source": "startup", "cwd": cwd, "baseline": baseline,
         "permissions": {"approval_mode": st["mode"] or "unknown", "sandbox_policy": "unknown",
                         "tool_profile": "unknown"},
         "model": st["model"], "client": {"name": "claude", "version": st["version"]},
-        "title": _title(st, title),
+        "title": tr.redacted(title),
         "data": {"agent": agent, "facts": _facts(st), "unknown": unknown,
                  "lines": st["lines"], "rewound_lines": st["rewound_lines"],
                  "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
@@ -62,22 +61,9 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     }
 
 
-def _session_id(st: dict[str, Any], thread: str, name: str) -> str:
-    """The derived session id, computed once per thread id and kept in the state."""
-    cached = st.get("session_id")
-    if not cached or cached[0] != thread:
-        cached = st["session_id"] = [thread, derived_session_id("claude", thread, name)]
-    return str(cached[1])
-
-
-def _title(st: dict[str, Any], title: str | None) -> str | None:
-    """The title with credentials redacted (redacted once per title, kept in the state)."""
-    if not title:
-        return None
-    cached = st.get("title_redacted")
-    if not cached or cached[0] != title:
-        cached = st["title_redacted"] = [title, redact_text(title)]
-    return str(cached[1])
+def best_title(st: dict[str, Any]) -> str | None:
+    """custom-title, else ai-title, else summary, else the first prompt."""
+    return next((st["titles"][k] for k in _TITLE_ORDER if k in st["titles"]), st["first_prompt"])
 
 
 def _facts(st: dict[str, Any]) -> dict[str, Any]:

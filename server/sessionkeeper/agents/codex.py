@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .base import Agent, AgentFile, Entry, canonical_uuid, derived_session_id, roots_from_env
+from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
 from .translate import (
     SCHEMA_VERSION,
     Record,
@@ -339,10 +339,10 @@ class CodexTranslator(Translator):
         return {
             "seq": 0, "ts": st["meta_ts"] or st["first_ts"] or "", "type": "session_meta",
             "schema_version": SCHEMA_VERSION, "thread_id": st["thread_id"],
-            "session_id": derived_session_id("codex", st["thread_id"], self.file.path.name),
+            "session_id": self.session_id_of(st["thread_id"]),
             "source": "startup", "cwd": st["cwd"] or "", "baseline": baseline,
             "permissions": dict(perms), "model": st["model"],
-            "client": {"name": "codex", "version": st["client"]}, "title": title,
+            "client": {"name": "codex", "version": st["client"]}, "title": self.redacted(title),
             "data": {"agent": {"name": "codex", "path": str(self.file.path),
                                "archived": self.file.archived, "ids": dict(st["ids"]), **st["origin"],
                                "forked_from": ({"thread_id": st["forked_from"]} if st["forked_from"]
@@ -353,9 +353,13 @@ class CodexTranslator(Translator):
         }
 
     def summary_fields(self) -> dict[str, Any]:
-        """Branch and HEAD from the creation-time git block."""
-        git = self.state["git"] or {}
-        return {"branch": git.get("branch"), "head": git.get("commit_hash")}
+        """Ids, latest cwd, branch and HEAD of the creation-time git block, model, title, version."""
+        st = self.state
+        thread, git = st["thread_id"], st["git"] or {}
+        return {"thread_id": thread, "session_id": self.session_id_of(thread) if thread else None,
+                "cwd": st["cwd"] or "", "branch": git.get("branch"), "head": git.get("commit_hash"),
+                "model": st["model"], "title": self.redacted(st["title"] or st["first_prompt"]),
+                "client_version": st["client"]}
 
 
 _HANDLERS = {

@@ -236,7 +236,6 @@ def _pass_gc_off(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] |
 def _result(file: AgentFile, fd: int, st: FileStat, companions: tuple[tuple[str, int, int], ...],
             done: _Pass, *, mode: str, reason: str) -> Read:
     translator = done.translator
-    meta = translator.meta()
     now = os.fstat(fd)
     if file.compressed:  # offsets are in the decompressed stream: any change re-reads it whole
         size, head_len, head, anchor = now.st_size, 0, "", ""
@@ -249,39 +248,42 @@ def _result(file: AgentFile, fd: int, st: FileStat, companions: tuple[tuple[str,
         head = digest_range(fd, 0, head_len)
         anchor_len = min(HEAD_BYTES, done.offset)
         anchor = digest_range(fd, done.offset - anchor_len, anchor_len)
-    summary = _summary(file, translator, meta, tail=done.tail)
+    summary = _summary(file, translator, tail=done.tail)
     checkpoint = Checkpoint(
         agent=file.agent, path=str(file.path), size=size, mtime_ns=mtime, inode=now.st_ino,
         offset=done.offset, lines=done.lines, head_len=head_len, head_sha256=head,
         anchor_sha256=anchor, state=translator.state, summary=summary, companions=companions)
     damage = tuple(LineDamage(*d) for d in translator.state["damage"]) if mode == "full" \
         else tuple(done.damage)
-    return Read(file, mode, reason, checkpoint, meta=meta, records=translator.records,
+    return Read(file, mode, reason, checkpoint, records=translator.records,
                 damage=damage, tail=done.tail, lines_parsed=done.parsed,
                 bytes_read=done.end - done.start)
 
 
-def _summary(file: AgentFile, translator: Translator, meta: dict[str, Any] | None, *,
-             tail: LineTail | None) -> SessionSummary:
+def _summary(file: AgentFile, translator: Translator, *, tail: LineTail | None) -> SessionSummary:
     state = translator.state
     counts = state["counts"]
-    if meta is None:
+    fields = translator.summary_fields()
+    if fields["thread_id"] is None:
         status = "empty" if state["lines"] == 0 and tail is None else "no_meta"
     else:
         status = "damaged" if state["damage_count"] else "ok"
-    m = meta or {}
     return SessionSummary(
         agent=file.agent, kind=file.kind, path=str(file.path), status=status,
-        thread_id=m.get("thread_id"), session_id=m.get("session_id"), cwd=m.get("cwd"),
-        model=m.get("model"), title=m.get("title"),
-        client_version=(m.get("client") or {}).get("version"),
         created_at=state["first_ts"], updated_at=state["last_ts"], archived=file.archived,
         lines=state["lines"], records=state["seq"], messages=counts["messages"],
         operations=counts["operations"], in_doubt=len(state["open_ops"]),
         input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"],
         usd=round(counts["usd"], 6), damage=state["damage_count"], torn_tail=tail is not None,
         skipped=sum(state["skipped"].values()), unrecognized=sum(state["unrecognized"].values()),
-        rewound_lines=state["rewound_lines"], **translator.summary_fields())
+        rewound_lines=state["rewound_lines"], **fields)
+
+
+def meta_of(file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The session_meta a file's translator state stands for (None without a thread id)."""
+    from . import get
+
+    return get(file.agent).translator(file, state).meta()
 
 
 def to_rollout(read: Read) -> Rollout:

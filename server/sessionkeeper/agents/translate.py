@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .base import AgentFile, LineDamage
+from ..redact import redact_text
+from .base import AgentFile, LineDamage, derived_session_id
 
 Record = dict[str, Any]
 SCHEMA_VERSION = 2  # events.SCHEMA_VERSION, kept here so reading an agent log never imports pydantic
@@ -44,10 +45,12 @@ def one_line(text: str, cap: int = TITLE_CAP) -> str:
 
 def operation_id(raw: object) -> str | None:
     """A tool call id usable as our operation_id: as is when valid, else a stable digest of it."""
-    if not isinstance(raw, str) or not raw:
+    if raw.__class__ is not str or not raw:
         return None
-    if _OPERATION_ID.fullmatch(raw):
-        return raw
+    if len(raw) <= 64 and raw.isascii() and raw.replace("_", "a").isalnum():
+        return raw  # toolu_… / call_… ids, without the regex
+    if _OPERATION_ID.fullmatch(raw):  # type: ignore[arg-type]
+        return raw  # type: ignore[return-value]
     return "x-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
@@ -144,8 +147,25 @@ class Translator:
         raise NotImplementedError
 
     def summary_fields(self) -> dict[str, Any]:
-        """Agent-specific SessionSummary fields (branch, head, model, title, ...)."""
+        """The SessionSummary fields only the agent knows: ids, cwd, branch, head, model, title, ..."""
         return {}
+
+    def session_id_of(self, thread: str) -> str:
+        """The derived session id of this file (computed once per thread id, kept in the state)."""
+        cached = self.state.get("session_id")
+        if not cached or cached[0] != thread:
+            cached = self.state["session_id"] = [thread, derived_session_id(self.agent, thread,
+                                                                            self.file.path.name)]
+        return str(cached[1])
+
+    def redacted(self, title: str | None) -> str | None:
+        """A title with credentials redacted (once per title, kept in the state)."""
+        if not title:
+            return None
+        cached = self.state.get("title_redacted")
+        if not cached or cached[0] != title:
+            cached = self.state["title_redacted"] = [title, redact_text(title)]
+        return str(cached[1])
 
     # -- helpers for subclasses --------------------------------------------------------------
     def note_ts(self, ts: object) -> str | None:
