@@ -5,13 +5,14 @@
 A synthetic Claude projects directory is generated first (default 2,000 sessions in 40 projects,
 ~115k lines of ~8.7 KB: ~1 GB; `--small`: 100 sessions), then, each in a fresh child process
 (timed inside it; peak RSS = the child's VmHWM), alternating the order every repetition:
-  a  first import: ClaudeAgent.sync from no checkpoints (discovery, reader, translation to records,
-     the SessionSummary and Checkpoint an index keeps) vs a raw Python orjson line-by-line parse
+  a  first import: ClaudeAgent.changes from no checkpoints, then read() of every file (discovery,
+     the incremental reader, translation to our records, the SessionSummary and Checkpoint an
+     index keeps; each Read dropped once those are kept) vs a raw Python orjson line-by-line parse
      extracting session id, cwd, branch, first/last timestamp and token usage per file
      (targets: <= 1.5x the raw time, peak RSS <= 60 MB);
-  b  re-import after one line is appended to one file: ClaudeAgent.sync with the checkpoints of a
-     (every file is stat'ed; only the new line is parsed) (targets: <= 10 ms at 2,000 files,
-     >= 50x faster than the raw full parse);
+  b  re-import after one line is appended to one file: changes() with the checkpoints of a, then
+     read() of what changed (every file is stat'ed; only the new line is parsed) (targets: <= 10 ms
+     at 2,000 files, >= 50x faster than the raw full parse);
   c  ccusage (the peer: it reads Claude Code logs too), `ccusage session --json --offline` with
      CLAUDE_CONFIG_DIR pointed at the same directory, when `npm install ccusage@latest` works
      (installed into ${XDG_CACHE_HOME:-~/.cache}/sessionkeeper-agents/ccusage-<version>); when
@@ -155,16 +156,15 @@ def child_raw(root: Path) -> dict[str, Any]:
 
 
 def child_ours(root: Path, *, append_one: bool) -> dict[str, Any]:
-    """ClaudeAgent.sync of the root from nothing; with append_one, then one line appended and again."""
+    """ClaudeAgent.changes from no checkpoints, each file read; with append_one, one line more."""
     from sessionkeeper import agents
 
     claude = agents.get("claude")
     start = perf()
-    first = claude.sync([root], checkpoints={})
     checkpoints = {}
     lines = 0
-    for file, read in first.reads:
-        assert not isinstance(read, Exception), read
+    for file in claude.changes([root], checkpoints={}).changed:
+        read = claude.read(file)  # the index keeps read.summary and read.checkpoint, then drops it
         checkpoints[str(file.path)] = read.checkpoint
         lines += read.lines_parsed
     elapsed = perf() - start
@@ -179,10 +179,10 @@ def child_ours(root: Path, *, append_one: bool) -> dict[str, Any]:
         times = []
         for attempt in range(5):  # the first parses the new line; the next ones find nothing new
             start = perf()
-            delta = claude.sync([root], checkpoints=checkpoints)
+            delta = claude.changes([root], checkpoints=checkpoints)
             read_now = []
-            for file, read in delta.reads:
-                assert not isinstance(read, Exception), read
+            for file in delta.changed:
+                read = claude.read(file, checkpoints.get(str(file.path)))
                 checkpoints[str(file.path)] = read.checkpoint
                 read_now.append((read.mode, read.lines_parsed))
             times.append(perf() - start)

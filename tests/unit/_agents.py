@@ -8,13 +8,17 @@ import os
 import shutil
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from sessionkeeper import agents
 from sessionkeeper.agents.base import AgentFile, Read
 from sessionkeeper.recovery.baseline import current_workspace, verdict_of
 from sessionkeeper.recovery.replay import Replayed, replay
 from sessionkeeper.recovery.subsystems.base import Difference
+from sessionkeeper.recovery.subsystems.context import Context
+from sessionkeeper.recovery.subsystems.file_history import FileHistory
+from sessionkeeper.recovery.subsystems.operations import Operations
+from sessionkeeper.recovery.subsystems.worktree import Worktree
 from tests.conftest import FIXTURES
 
 AGENT_FIXTURES = FIXTURES / "agents"
@@ -85,3 +89,30 @@ def tree_digest(top: Path) -> str:
             if path.is_file() and not path.is_symlink():
                 digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def meta_of(result: Read) -> dict[str, Any]:
+    """The session_meta of a read that found a thread."""
+    found = result.meta
+    assert found is not None
+    return found
+
+
+def ledger(thread: Replayed) -> Operations:
+    """The operations subsystem of a replayed thread."""
+    return cast(Operations, thread.state["operations"])
+
+
+def context(thread: Replayed) -> Context:
+    """The context subsystem of a replayed thread."""
+    return cast(Context, thread.state["context"])
+
+
+def worktree(thread: Replayed) -> Worktree:
+    """The worktree subsystem of a replayed thread."""
+    return cast(Worktree, thread.state["worktree"])
+
+
+def history(thread: Replayed) -> FileHistory:
+    """The file-history subsystem of a replayed thread."""
+    return cast(FileHistory, thread.state["file_history"])

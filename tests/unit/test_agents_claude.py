@@ -11,7 +11,20 @@ from sessionkeeper.events import SessionMeta, validate_event
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.store.reader import Status
 from tests.conftest import git, init_repo
-from tests.unit._agents import files, generator, only_session, read, replayed, root, summaries, validate
+from tests.unit._agents import (
+    context,
+    files,
+    generator,
+    ledger,
+    meta_of,
+    only_session,
+    read,
+    replayed,
+    root,
+    summaries,
+    validate,
+    worktree,
+)
 
 SESSION = "5b1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
 SCENARIOS = ["intact", "torn_tail", "middle_damage", "unknown_types", "compaction", "rewind_branch",
@@ -78,7 +91,7 @@ def test_middle_damage_is_reported_and_the_lines_after_it_stay_on_the_live_branc
 def test_unknown_line_types_are_skipped_and_counted_and_future_fields_ignored() -> None:
     """fixtures/agents/claude/unknown_types: nothing is damage; every odd line is counted."""
     result = read("claude", "unknown_types")
-    data = result.meta["data"]
+    data = meta_of(result)["data"]
     assert data["unrecognized"] == {"hologram": 1}
     assert data["skipped"]["attachment:future_reminder"] == 1
     assert data["skipped"]["sidechain"] == 1 and data["skipped"]["assistant:no message"] == 1
@@ -88,7 +101,7 @@ def test_unknown_line_types_are_skipped_and_counted_and_future_fields_ignored() 
 
 def test_compaction_restores_the_summary_and_only_the_messages_after_it() -> None:
     """fixtures/agents/claude/compaction: compact_boundary + isCompactSummary become one summary."""
-    conversation = replayed("claude", "compaction").state["context"].conversation()
+    conversation = context(replayed("claude", "compaction")).conversation()
     assert conversation[0]["summary"] and "rounding fixed" in conversation[0]["text"]
     assert [m["text"] for m in conversation[1:]] == ["Now add the test", "Added test_rounding."]
 
@@ -98,10 +111,10 @@ def test_rewound_branch_is_counted_not_folded_but_its_cost_is_kept() -> None:
     result = read("claude", "rewind_branch")
     assert result.summary.rewound_lines == 6
     s = summaries(replay([result.rollout()]))
-    ledger = replay([result.rollout()]).state["operations"].ledger
-    assert set(ledger) == {"toolu_todo1", "toolu_bash1", "toolu_edit2"}
+    entries = ledger(replay([result.rollout()])).ledger
+    assert set(entries) == {"toolu_todo1", "toolu_bash1", "toolu_edit2"}
     assert [i["status"] for i in s["todos"]["items"]] == ["done", "in_progress", "pending"]
-    assert [m["text"] for m in replay([result.rollout()]).state["context"].conversation()][-2:] == [
+    assert [m["text"] for m in context(replay([result.rollout()])).conversation()][-2:] == [
         "Instead, fix the rounding in payment.py", "Fixed on the live branch."]
     assert s["cost"]["total"]["input_tokens"] == 8 * 1600  # money spent on both branches
 
@@ -122,7 +135,7 @@ def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path: Path) -> None:
 def test_branch_of_the_latest_line_wins() -> None:
     """fixtures/agents/claude/branch_change: resumed on release/1.2, which is what is restored."""
     thread = replayed("claude", "branch_change")
-    assert thread.state["worktree"].state["baseline"]["branch"] == "release/1.2"
+    assert worktree(thread).state["baseline"]["branch"] == "release/1.2"
     assert read("claude", "branch_change").summary.branch == "release/1.2"
 
 
@@ -131,9 +144,10 @@ def test_subagent_transcript_belongs_to_its_parent_thread() -> None:
     found = files("claude", root("claude", "subagent"))
     assert [(f.kind, f.parent) for f in found] == [("session", None), ("subagent", SESSION)]
     sub = agents.get("claude").read(found[1])
-    assert sub.meta["thread_id"] == SESSION and sub.summary.parent_thread_id == SESSION
-    assert sub.meta["session_id"] not in (SESSION, agents.get("claude").read(found[0]).meta["session_id"])
-    assert sub.meta["data"]["agent"]["subagent"]["meta"]["toolUseId"] == "toolu_task1"
+    assert meta_of(sub)["thread_id"] == SESSION and sub.summary.parent_thread_id == SESSION
+    parent_session = meta_of(agents.get("claude").read(found[0]))["session_id"]
+    assert meta_of(sub)["session_id"] not in (SESSION, parent_session)
+    assert meta_of(sub)["data"]["agent"]["subagent"]["meta"]["toolUseId"] == "toolu_task1"
     assert [r["tool"] for r in sub.records if r["type"] == "operation"] == ["Bash", "Bash"]
 
 

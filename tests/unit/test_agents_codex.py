@@ -13,7 +13,19 @@ from sessionkeeper.events import SessionMeta, validate_event
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.store.reader import Status
 from tests.conftest import git, init_repo
-from tests.unit._agents import files, generator, read, replayed, root, summaries, validate
+from tests.unit._agents import (
+    context,
+    files,
+    generator,
+    history,
+    meta_of,
+    read,
+    replayed,
+    root,
+    summaries,
+    validate,
+    worktree,
+)
 
 THREAD = "019a7c00-1111-7222-8333-444455556666"
 SCENARIOS = ["intact", "torn_tail", "middle_damage", "unknown_types", "compaction",
@@ -26,7 +38,7 @@ def test_intact_rollout_maps_ids_title_cwd_git_and_client() -> None:
     assert meta is not None
     assert meta["thread_id"] == THREAD
     assert meta["session_id"] != THREAD and len(meta["session_id"]) == 36
-    assert meta["session_id"] == read("codex", "intact").meta["session_id"]  # stable across reads
+    assert meta["session_id"] == meta_of(read("codex", "intact"))["session_id"]  # stable across reads
     assert meta["title"] == "Fix payment rounding"  # thread_name_updated beats the first prompt
     assert meta["cwd"] == "/work/repo-a"
     assert meta["baseline"]["branch"] == "fix/payment" and meta["baseline"]["head"] == "1" * 40
@@ -86,7 +98,7 @@ def test_middle_damage_is_reported_with_its_line_and_makes_the_rollout_damaged()
 def test_unknown_line_types_are_skipped_and_counted() -> None:
     """fixtures/agents/codex/unknown_types: unknown kinds are counted; known ones are skipped."""
     result = read("codex", "unknown_types")
-    data = result.meta["data"]
+    data = meta_of(result)["data"]
     assert data["unrecognized"] == {"future_record_kind": 1, "response_item:quantum_tool_call": 1,
                                     "(no type)": 1}
     assert data["skipped"]["world_state"] == 1 and data["skipped"]["event_msg:hologram_projected"] == 1
@@ -97,7 +109,7 @@ def test_unknown_line_types_are_skipped_and_counted() -> None:
 def test_compaction_restores_the_summary_and_only_the_messages_after_it() -> None:
     """fixtures/agents/codex/compaction: the context is the summary plus the new user message."""
     thread = replayed("codex", "compaction")
-    conversation = thread.state["context"].conversation()
+    conversation = context(thread).conversation()
     assert conversation[0]["summary"] and conversation[0]["text"].startswith("Summary: rounding fixed")
     assert [m["text"] for m in conversation[1:]] == ["Now add the test"]
 
@@ -115,7 +127,7 @@ def test_moved_repo_is_blocked_with_the_cwd_missing(tmp_path: Path) -> None:
     thread = replayed("codex", "moved_repo")
     differences, verdict = validate(thread, tmp_path / "nowhere")
     assert verdict == "blocked" and differences[0].kind == "cwd_missing"
-    assert thread.state["worktree"].state["cwd"] == "/nonexistent/sessionkeeper-fixture/repo-a"
+    assert worktree(thread).state["cwd"] == "/nonexistent/sessionkeeper-fixture/repo-a"
 
 
 def test_zst_rollout_is_decoded_like_the_plain_one() -> None:
@@ -123,7 +135,7 @@ def test_zst_rollout_is_decoded_like_the_plain_one() -> None:
     result = read("codex", "zst")
     assert result.file.compressed
     assert result.records == read("codex", "intact").records
-    assert result.meta["thread_id"] == THREAD
+    assert meta_of(result)["thread_id"] == THREAD
 
 
 def test_discovery_prefers_the_active_plain_rollout_over_archived_and_compressed_copies() -> None:
@@ -161,7 +173,7 @@ def test_resume_check_in_place_is_ok_despite_edits_the_log_has_no_hash_for(tmp_p
     git(repo, "checkout", "-q", "-b", "fix/payment")
     home = _rollout_in(repo, tmp_path)
     thread = replay([agents.get("codex").load(next(iter(files("codex", home))))])
-    assert thread.state["file_history"].last("payment.py")["unknown"] is True
+    assert (history(thread).last("payment.py") or {}).get("unknown") is True
     differences, verdict = validate(thread, repo)
     assert (differences, verdict) == ([], "ok")
 
@@ -188,7 +200,7 @@ def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_pa
     path = tmp_path / f"sessions/2026/11/29/rollout-2026-11-29T10-00-00-{fork_id}.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(gen.dump([head, *parent]))
-    meta = agents.get("codex").read(next(iter(files("codex", tmp_path)))).meta
+    meta = meta_of(agents.get("codex").read(next(iter(files("codex", tmp_path)))))
     assert meta["thread_id"] == fork_id
     assert meta["data"]["agent"]["forked_from"] == {"thread_id": gen.CODEX_THREAD}
     assert meta["data"]["skipped"]["session_meta:inherited"] == 1

@@ -262,7 +262,8 @@ def test_one_vanished_file_never_hides_the_others(tmp_path: Path) -> None:
         results.append(result)
         (project / "22222222-2222-4222-8222-222222222222.jsonl").unlink(missing_ok=True)
     assert [type(r).__name__ for r in results] == ["Read", "AgentLogUnreadable"]
-    assert results[1].exit_code == 74 and "22222222" in str(results[1])
+    error = results[1]
+    assert isinstance(error, AgentLogUnreadable) and error.exit_code == 74 and "22222222" in str(error)
     missing = AgentFile("claude", "session", tmp_path / "nope.jsonl", tmp_path)
     with pytest.raises(AgentLogUnreadable):
         agents.get("claude").read(missing)
@@ -308,36 +309,35 @@ def _sessions(where: Path, count: int) -> list[Path]:
     return paths
 
 
-def test_sync_reads_only_new_and_changed_files_and_names_the_gone_ones(tmp_path: Path) -> None:
+def test_changes_lists_only_new_and_changed_files_and_names_the_gone_ones(tmp_path: Path) -> None:
     """Three generated Claude sessions: one grows, one is deleted, one is added, one stays."""
     claude = agents.get("claude")
     grows, goes, stays = _sessions(tmp_path / "cfg", 3)
-    first = claude.sync([tmp_path / "cfg"], checkpoints={})
-    assert [(r.mode, r.reason) for _, r in first.reads] == [("full", "new")] * 3  # type: ignore[union-attr]
-    checkpoints = {str(f.path): r.checkpoint for f, r in first.reads}  # type: ignore[union-attr]
+    first = claude.changes([tmp_path / "cfg"], checkpoints={})
+    assert [f.path for f in first.changed] == [grows, goes, stays] and first.unchanged == []
+    checkpoints = {str(f.path): claude.read(f).checkpoint for f in first.changed}
     _append(AgentFile("claude", "session", grows, tmp_path), GEN.dump([GEN.Transcript(
         session=grows.stem).user(9, 2, 1, "more")]))
     goes.unlink()
     added = _sessions(tmp_path / "new", 4)[-1]
     shutil.move(str(added), grows.parent / added.name)
-    later = claude.sync([tmp_path / "cfg"], checkpoints=checkpoints)
-    assert [(f.path.name, r.mode, r.lines_parsed) for f, r in later.reads] == [  # type: ignore[union-attr]
-        (grows.name, "appended", 1), (added.name, "full", 1)]
-    assert later.unchanged == [str(stays)]
-    assert later.gone == [str(goes)]
+    later = claude.changes([tmp_path / "cfg"], checkpoints=checkpoints)
+    assert [f.path.name for f in later.changed] == [grows.name, added.name]
+    assert later.unchanged == [str(stays)] and later.gone == [str(goes)]
+    reads = [claude.read(f, checkpoints.get(str(f.path))) for f in later.changed]
+    assert [(r.mode, r.lines_parsed) for r in reads] == [("appended", 1), ("full", 1)]
 
 
-def test_sync_trusts_an_unchanged_stat_without_opening_the_file(tmp_path: Path) -> None:
+def test_changes_trusts_an_unchanged_stat_without_opening_the_file(tmp_path: Path) -> None:
     """A generated session overwritten in place with garbage of the same size and mtime: skipped."""
     claude = agents.get("claude")
     [path] = _sessions(tmp_path / "cfg", 1)
-    first = claude.sync([tmp_path / "cfg"], checkpoints={})
-    checkpoints = {str(f.path): r.checkpoint for f, r in first.reads}  # type: ignore[union-attr]
+    checkpoints = {str(path): claude.read(only_session("claude", tmp_path / "cfg")).checkpoint}
     st = path.stat()
     with open(path, "r+b") as handle:  # same inode, same size
         handle.write(b"#" * st.st_size)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    later = claude.sync([tmp_path / "cfg"], checkpoints=checkpoints)
-    assert later.reads == [] and later.unchanged == [str(path)]
+    later = claude.changes([tmp_path / "cfg"], checkpoints=checkpoints)
+    assert later.changed == [] and later.unchanged == [str(path)]
     fresh = claude.read(only_session("claude", tmp_path / "cfg"))  # without a checkpoint: all read
     assert fresh.records == [] and fresh.tail is not None

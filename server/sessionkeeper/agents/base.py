@@ -156,10 +156,10 @@ Entry = tuple[str, str, bool, "str | None", tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class Sync:
-    """One incremental pass over an agent's roots."""
+class Changes:
+    """What a stat of every listed file says against the checkpoints (nothing was read yet)."""
 
-    reads: list[tuple[AgentFile, Read | AgentLogUnreadable]]  # new and changed files, in path order
+    changed: list[AgentFile]  # new files and files whose stat differs, in path order: read these
     unchanged: list[str]  # paths whose stat matched their checkpoint (not opened)
     gone: list[str]  # checkpointed paths under the roots that no longer exist
 
@@ -282,17 +282,17 @@ class Agent(ABC):
         """Read all of `file` as a Rollout, ready for recovery.replay."""
         return self.read(file, max_line=max_line).rollout()
 
-    def sync(self, roots: Sequence[Path] | None = None, *, checkpoints: Mapping[str, Checkpoint],
-             max_line: int = MAX_LINE) -> Sync:
-        """What changed since `checkpoints` (keyed by path): every file is stat'ed, only changed ones read.
+    def changes(self, roots: Sequence[Path] | None = None, *,
+                checkpoints: Mapping[str, Checkpoint]) -> Changes:
+        """Which files to read again: every listed file is stat'ed against its checkpoint (by path).
 
         The cheap stat-based skip an index needs on every listing: a file whose size, mtime and
-        inode (and its companions') match its checkpoint is neither opened nor turned into objects.
+        inode match its checkpoint (and that has no companion files) is neither opened nor turned
+        into objects. The caller then reads `changed` one at a time (and may report progress).
         """
-        from .reading import sync
+        from .reading import changes
 
-        return sync(self, self.default_roots() if roots is None else roots, checkpoints,
-                    max_line=max_line)
+        return changes(self, self.default_roots() if roots is None else roots, checkpoints)
 
     def scan(self, roots: Sequence[Path] | None = None, *,
              checkpoints: Mapping[str, Checkpoint] | None = None,

@@ -25,12 +25,12 @@ from .base import (
     CHECKPOINT_VERSION,
     AgentFile,
     AgentLogUnreadable,
+    Changes,
     Checkpoint,
     LineDamage,
     LineTail,
     Read,
     SessionSummary,
-    Sync,
 )
 from .lines import (
     HEAD_BYTES,
@@ -302,18 +302,17 @@ def to_rollout(read: Read) -> Rollout:
                    schema_version=SCHEMA_VERSION)
 
 
-def sync(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint], *,
-         max_line: int) -> Sync:
-    """Agent.sync: stat every listed file, read the ones whose stat differs from their checkpoint."""
-    reads: list[tuple[AgentFile, Read | AgentLogUnreadable]] = []
+def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:
+    """Agent.changes: stat every listed file and compare it with its checkpoint."""
+    changed: list[AgentFile] = []
     unchanged: list[str] = []
     seen: set[str] = set()
     for root in roots:
         for entry in agent.entries(root):
-            path, companions = entry[0], entry[4]
+            path = entry[0]
             seen.add(path)
             cp = checkpoints.get(path)
-            if cp is not None and not companions:
+            if cp is not None and not entry[4]:
                 try:
                     st = os.stat(path)
                 except OSError:
@@ -322,12 +321,8 @@ def sync(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoi
                         and st.st_ino == cp.inode:
                     unchanged.append(path)
                     continue
-            file = agent.file_of(root, entry)
-            try:
-                reads.append((file, read_file(agent, file, cp, max_line=max_line)))
-            except AgentLogUnreadable as exc:
-                reads.append((file, exc))
-    reads.sort(key=lambda r: str(r[0].path))
+            changed.append(agent.file_of(root, entry))
+    changed.sort(key=lambda f: str(f.path))
     prefixes = tuple(os.path.join(str(r), "") for r in roots)
     gone = sorted(p for p in checkpoints if p not in seen and p.startswith(prefixes))
-    return Sync(reads, unchanged, gone)
+    return Changes(changed, unchanged, gone)

@@ -18,7 +18,7 @@ from sessionkeeper.agents.base import AgentFile
 from sessionkeeper.recovery.replay import replay
 from tests.conftest import git
 from tests.e2e.agents.drive import BRANCH, Driver, version_of
-from tests.unit._agents import tree_digest, validate
+from tests.unit._agents import ledger, tree_digest, validate
 
 pytestmark = pytest.mark.timeout(900)
 PINNED = {"codex": "0.171.0", "claude": "2.1.332"}
@@ -57,10 +57,10 @@ def test_the_shell_call_is_a_committed_operation_with_the_call_id_the_model_gave
     """`started`: the one tool call the fake model handed out is in the ledger, committed."""
     [call] = started.fake.calls
     thread = replay([agents.get(started.agent).load(_session(started))])
-    entry = thread.state["operations"].lookup(call)
+    entry = ledger(thread).lookup(call)
     assert entry is not None and entry["status"] == "committed"
     assert entry["tool"] == ("exec_command" if started.agent == "codex" else "Bash")
-    assert thread.state["operations"].in_doubt() == []
+    assert ledger(thread).in_doubt() == []
 
 
 def test_a_transcript_cut_inside_the_tool_call_leaves_it_in_doubt(started: Driver, tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_a_transcript_cut_inside_the_tool_call_leaves_it_in_doubt(started: Drive
     end = data.index(b"\n", data.index(call.encode())) + 1
     file.path.write_bytes(data[:end])
     thread = replay([agents.get(started.agent).load(file)])
-    assert [o["operation_id"] for o in thread.state["operations"].in_doubt()] == [call]
+    assert [o["operation_id"] for o in ledger(thread).in_doubt()] == [call]
 
 
 def test_reading_leaves_the_agent_root_unchanged(started: Driver) -> None:
@@ -94,7 +94,7 @@ def test_a_kill_9_inside_the_tool_call_leaves_it_in_doubt(fresh: Callable[[], Dr
     result = agents.get(driver.agent).read(_session(driver))
     assert result.summary.in_doubt == 1
     thread = replay([result.rollout()])
-    assert [o["operation_id"] for o in thread.state["operations"].in_doubt()] == [call]
+    assert [o["operation_id"] for o in ledger(thread).in_doubt()] == [call]
 
 
 def test_a_resume_by_the_real_agent_appends_and_only_the_new_lines_are_parsed(
