@@ -208,7 +208,7 @@ class ClaudeTranslator(Translator):
 
     # -- conversation ----------------------------------------------------------------------
     def _user(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
-        message = line.get("message") or {}
+        message = line.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if line.get("isCompactSummary") is True:
             self._compacted(line, text_of(content), ts, tag)
@@ -225,11 +225,12 @@ class ClaudeTranslator(Translator):
             text = "\n".join(texts)
         else:
             text = content if isinstance(content, str) else ""
-        if not text.strip() or line.get("isMeta") is True:
+        if not text or text.isspace() or line.get("isMeta") is True:
             return
         if self.state["first_prompt"] is None and not text.lstrip().startswith("<"):
             self.state["first_prompt"] = one_line(text)
-        self.emit("message", ts, {"role": "user", "text": capped(text), "message_id": tag}, tag=tag)
+        self.emit("message", ts, {"role": "user", "text": text if len(text) <= MESSAGE_CAP else capped(text),
+                                  "message_id": tag}, tag=tag)
 
     def _assistant(self, line: dict[str, Any], ts: str | None, tag: str | None) -> None:
         message = line.get("message")
@@ -357,17 +358,19 @@ class ClaudeTranslator(Translator):
                                     "result_persisted": True}, tag=tag)
         raw = line.get("toolUseResult")
         result: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        edit = st["edits"].pop(op_id, None)
-        if edit is not None and not failed:
-            cwd = st["cwd"] or ""
-            self.emit("file_change", ts, {"path": relative_to(edit[1], cwd), "author": "agent",
-                                          "data": {"unknown": ["after_hash"], "source": f"claude {edit[0]}",
-                                                   "tool_use_id": op_id}}, tag=tag)
-        if isinstance(result.get("newTodos"), list):
+        if st["edits"]:
+            edit = st["edits"].pop(op_id, None)
+            if edit is not None and not failed:
+                self.emit("file_change", ts, {
+                    "path": relative_to(edit[1], st["cwd"] or ""), "author": "agent",
+                    "data": {"unknown": ["after_hash"], "source": f"claude {edit[0]}",
+                             "tool_use_id": op_id}}, tag=tag)
+        if "newTodos" in result and isinstance(result["newTodos"], list):
             self._todos(result["newTodos"], ts, tag, source="claude toolUseResult.newTodos")
-        task = st["task_calls"].pop(op_id, None)
-        if task is not None and not failed:
-            self._task(task[0], task[1], result, ts, tag)
+        if st["task_calls"]:
+            task = st["task_calls"].pop(op_id, None)
+            if task is not None and not failed:
+                self._task(task[0], task[1], result, ts, tag)
 
     def _todos(self, items: list[Any], ts: str | None, tag: str | None, *, source: str) -> None:
         ours = todo_items(items, text_keys=("content", "subject", "text"))
@@ -429,7 +432,7 @@ class ClaudeTranslator(Translator):
 
 
 def _int(value: object) -> int:
-    return value if value.__class__ is int else 0  # type: ignore[return-value]
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _register() -> None:

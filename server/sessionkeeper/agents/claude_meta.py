@@ -84,7 +84,7 @@ def _facts(st: dict[str, Any]) -> dict[str, Any]:
 def _read_json(path: os.PathLike[str] | str) -> tuple[Any, int | None]:
     """(parsed JSON or None, mtime_ns) of a small companion file; None when too big or unreadable."""
     try:
-        fd = open_ro(os.fspath(path))  # type: ignore[arg-type]
+        fd = open_ro(path)
     except OSError:
         return None, None
     try:

@@ -44,7 +44,7 @@ def stat_of(path: Path) -> FileStat:
     return FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def open_ro(path: Path) -> int:
+def open_ro(path: str | os.PathLike[str]) -> int:
     """Open a file read-only without updating its access time when the kernel lets us."""
     flags = os.O_RDONLY | os.O_CLOEXEC
     if _NOATIME:

@@ -45,12 +45,12 @@ def one_line(text: str, cap: int = TITLE_CAP) -> str:
 
 def operation_id(raw: object) -> str | None:
     """A tool call id usable as our operation_id: as is when valid, else a stable digest of it."""
-    if raw.__class__ is not str or not raw:
+    if not isinstance(raw, str) or not raw:
         return None
     if len(raw) <= 64 and raw.isascii() and raw.replace("_", "a").isalnum():
         return raw  # toolu_… / call_… ids, without the regex
-    if _OPERATION_ID.fullmatch(raw):  # type: ignore[arg-type]
-        return raw  # type: ignore[return-value]
+    if _OPERATION_ID.fullmatch(raw):
+        return raw
     return "x-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
