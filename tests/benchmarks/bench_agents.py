@@ -4,8 +4,8 @@
 
 A synthetic Claude projects directory is generated first (default 2,000 sessions in 40 projects,
 ~115k lines of ~8.7 KB: ~1 GB; `--small`: 100 sessions), then, each in a fresh child process
-(timed inside it, wall clock and CPU time — the CPU ratio is the one a loaded machine cannot skew;
-peak RSS = the child's VmHWM), alternating the order every repetition:
+(timed inside it, wall clock and CPU time; the verdict of a uses the CPU-time ratio, which other
+work on a shared machine skews least; peak RSS = the child's VmHWM), alternating the order:
   a  first import: ClaudeAgent.changes from no checkpoints, then read() of every file (discovery,
      the incremental reader, translation to our records, the SessionSummary and Checkpoint an
      index keeps; each Read dropped once those are kept) vs a raw Python orjson line-by-line parse
@@ -311,7 +311,7 @@ def report(data: dict[str, Any], ours: list[dict[str, Any]], raw: list[dict[str,
     rows = [
         ("a first import (ours)", f"{t_ours:.3f} s", f"{rss_ours:.1f} MB",
          f"{t_ours / t_raw:.2f}x raw (CPU {c_ours:.3f} s: {c_ours / c_raw:.2f}x)", "<= 1.5x raw, <= 60 MB",
-         _ok(min(t_ours / t_raw, c_ours / c_raw) <= 1.5 and rss_ours <= 60)),
+         _ok(c_ours / c_raw <= 1.5 and rss_ours <= 60)),
         ("a raw orjson parse", f"{t_raw:.3f} s", f"{rss_raw:.1f} MB", f"1.00x (CPU {c_raw:.3f} s)", "", ""),
         ("b re-import, 1 line appended", f"{t_re * 1e3:.2f} ms",
          f"{re['rss_kb_after_reimport'] / 1024:.1f} MB", f"{t_raw / t_re:.0f}x faster than raw",
