@@ -341,3 +341,18 @@ def test_changes_trusts_an_unchanged_stat_without_opening_the_file(tmp_path: Pat
     assert later.changed == [] and later.unchanged == [str(path)]
     fresh = claude.read(only_session("claude", tmp_path / "cfg"))  # without a checkpoint: all read
     assert fresh.records == [] and fresh.tail is not None
+
+
+def test_changes_sees_a_changed_companion_file(tmp_path: Path) -> None:
+    """fixtures/agents/claude/legacy_todos: the legacy todo file changes, the transcript does not."""
+    claude = agents.get("claude")
+    where = copy_root("claude", "legacy_todos", tmp_path)
+    file = only_session("claude", where)
+    checkpoints = {str(file.path): claude.read(file).checkpoint}
+    assert claude.changes([where], checkpoints=checkpoints).unchanged == [str(file.path)]
+    todo = file.companions[0]
+    todo.write_text(todo.read_text().replace('"pending"', '"completed"'))
+    [changed] = claude.changes([where], checkpoints=checkpoints).changed
+    again = claude.read(changed, checkpoints[str(file.path)])
+    assert (again.mode, again.reason) == ("full", "companion file changed")
+    assert [r["items"][1]["status"] for r in again.records if r["type"] == "todo"] == ["done"]

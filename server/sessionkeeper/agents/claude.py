@@ -42,21 +42,34 @@ class ClaudeAgent(Agent):
 
     def entries(self, root: Path) -> Iterator[Entry]:
         """Session transcripts of every project and their sub-agent transcripts; one scandir each."""
-        todos = {name for name, _ in _names(os.path.join(root, "todos"))[0]}  # one listing, no stats
-        for _, project in _names(os.path.join(root, "projects"))[1]:
-            files, sessions = _names(project)
-            for name, path in files:
-                if name.endswith(".jsonl"):
-                    todo = f"{name[:-6]}-agent-{name[:-6]}.json" if todos else ""
-                    companions = (os.path.join(root, "todos", todo),) if todo in todos else ()
-                    yield path, "session", False, None, companions
-            for session_name, session in sessions:
-                listed = _names(os.path.join(session, "subagents"))[0]
-                paths = {path for _, path in listed}
-                for name, path in listed:
+        for entry, _ in self._listing(root, stat=False):
+            yield entry
+
+    def stat_entries(self, root: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
+        """entries() with each file's stat, taken relative to its open folder (one fstatat each)."""
+        return self._listing(root, stat=True)
+
+    def _listing(self, root: Path, *, stat: bool) -> Iterator[tuple[Entry, os.stat_result | None]]:
+        todos = {name for name, _, _ in _names(os.path.join(root, "todos"))[0]}  # one listing, no stats
+        for _, project, _ in _names(os.path.join(root, "projects"))[1]:
+            files, sessions = _names(project, stat=stat)
+            for name, path, st in files:
+                if not name.endswith(".jsonl"):
+                    continue
+                if todos:
+                    todo = f"{name[:-6]}-agent-{name[:-6]}.json"
+                    if todo in todos:
+                        yield (path, "session", False, None, (os.path.join(root, "todos", todo),)), st
+                        continue
+                yield (path, "session", False, None, ()), st
+            for session_name, session, _ in sessions:
+                listed = _names(os.path.join(session, "subagents"), stat=stat)[0]
+                paths = {path for _, path, _ in listed}
+                for name, path, st in listed:
                     if name.startswith("agent-") and name.endswith(".jsonl"):
                         info = path[:-6] + ".meta.json"
-                        yield path, "subagent", False, session_name, (info,) if info in paths else ()
+                        yield (path, "subagent", False, session_name,
+                               (info,) if info in paths else ()), st
 
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
         """A Claude translator for `file`."""
@@ -67,19 +80,36 @@ class ClaudeAgent(Agent):
         return ["claude", "--resume", thread_id]
 
 
-def _names(folder: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """([(name, path)] of files, [(name, path)] of directories) in `folder`; empty when missing."""
-    files: list[tuple[str, str]] = []
-    dirs: list[tuple[str, str]] = []
+Listed = tuple[str, str, "os.stat_result | None"]  # name, path, stat (when asked for)
+
+
+def _names(folder: str, *, stat: bool = False) -> tuple[list[Listed], list[Listed]]:
+    """(files, directories) directly in `folder` as (name, path, stat); empty when it is missing.
+
+    With `stat`, each file is stat'ed relative to the open folder (fstatat: no path walk).
+    """
+    files: list[Listed] = []
+    dirs: list[Listed] = []
     try:
-        with os.scandir(folder) as it:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:  # missing, not a directory, unreadable
+        return files, dirs
+    try:
+        with os.scandir(fd) as it:
             for entry in it:
+                name = entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    dirs.append((entry.name, entry.path))
+                    dirs.append((name, f"{folder}/{name}", None))
                 elif entry.is_file():
-                    files.append((entry.name, entry.path))
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+                    try:
+                        st = entry.stat() if stat else None
+                    except OSError:  # gone since the listing
+                        st = None
+                    files.append((name, f"{folder}/{name}", st))
+    except OSError:
         pass
+    finally:
+        os.close(fd)
     return files, dirs
 
 

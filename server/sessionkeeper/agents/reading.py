@@ -51,13 +51,18 @@ if TYPE_CHECKING:
 
 
 def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
+    return _stats([str(p) for p in file.companions])
+
+
+def _stats(paths: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
+    """(path, size, mtime_ns) of each companion file; (-1, -1) for one that is gone."""
     out = []
-    for path in file.companions:
+    for path in paths:
         try:
             st = os.stat(path)
-            out.append((str(path), st.st_size, st.st_mtime_ns))
+            out.append((path, st.st_size, st.st_mtime_ns))
         except OSError:
-            out.append((str(path), -1, -1))
+            out.append((path, -1, -1))
     return tuple(out)
 
 
@@ -307,20 +312,17 @@ def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Check
     changed: list[AgentFile] = []
     unchanged: list[str] = []
     seen: set[str] = set()
+    known, keep, note = checkpoints.get, unchanged.append, seen.add  # a hot loop
     for root in roots:
-        for entry in agent.entries(root):
+        for entry, st in agent.stat_entries(root):
             path = entry[0]
-            seen.add(path)
-            cp = checkpoints.get(path)
-            if cp is not None and not entry[4]:
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    st = None
-                if st is not None and st.st_size == cp.size and st.st_mtime_ns == cp.mtime_ns \
-                        and st.st_ino == cp.inode:
-                    unchanged.append(path)
-                    continue
+            note(path)
+            cp = known(path)
+            if cp is not None and st is not None and st.st_mtime_ns == cp.mtime_ns \
+                    and st.st_size == cp.size and st.st_ino == cp.inode \
+                    and (not entry[4] or _stats(entry[4]) == cp.companions):
+                keep(path)
+                continue
             changed.append(agent.file_of(root, entry))
     changed.sort(key=lambda f: str(f.path))
     prefixes = tuple(os.path.join(str(r), "") for r in roots)
