@@ -317,8 +317,8 @@ class ClaudeTranslator(Translator):
         self.emit("cost", ts, {
             "model": model if model.__class__ is str and model else "unknown",
             "input_tokens": tokens_in + created + read, "output_tokens": tokens_out,
-            "usd": 0.0 if usd is None else float(usd) if isinstance(usd, (int, float)) else 0.0,
-            "data": {"cache_creation_input_tokens": created, "cache_read_input_tokens": read}}, tag=tag)
+            "usd": 0.0 if usd is None else float(usd) if isinstance(usd, (int, float)) else 0.0},
+            tag=tag)
         st["cost_ts"] = ts
 
     def _cost_state(self, line: dict[str, Any], ts: str | None) -> None:
