@@ -210,3 +210,33 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path)
 def test_resume_command_is_claude_resume_with_the_session_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("claude").resume_command(SESSION) == ["claude", "--resume", SESSION]
+
+
+# scenario: (todos done/total, in-doubt ids, cost records, input tokens, usd, branch)
+EXPECTED = {
+    "intact": ((1, 3), [], 5, 6400, 0.42, "fix/payment"),
+    "torn_tail": ((1, 3), [], 5, 6400, 0.42, "fix/payment"),
+    "middle_damage": ((1, 3), [], 4, 4800, 0.42, "fix/payment"),  # msg_2's line is the damaged one
+    "unknown_types": ((1, 3), [], 5, 6400, 0.42, "fix/payment"),
+    "compaction": ((1, 3), [], 5, 8000, 0.0, "fix/payment"),
+    "rewind_branch": ((1, 3), [], 8, 12800, 0.0, "fix/payment"),
+    "tool_call_without_result": ((1, 3), ["toolu_deploy"], 5, 8000, 0.0, "fix/payment"),
+    "moved_repo": ((1, 3), [], 5, 6400, 0.42, "fix/payment"),
+    "branch_change": ((1, 3), [], 6, 8000, 0.42, "release/1.2"),
+    "subagent": ((1, 3), [], 5, 8000, 0.0, "fix/payment"),
+    "legacy_todos": ((1, 2), [], 1, 1600, 0.0, "fix/payment"),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_replay_restores_todos_doubt_cost_model_permissions_and_branch(scenario: str) -> None:
+    """Every claude fixture's session folded by replay(): the state each subsystem reports."""
+    (done, total), doubt, calls, tokens_in, usd, branch = EXPECTED[scenario]
+    s = summaries(replayed("claude", scenario))
+    assert (s["todos"]["done"], s["todos"]["total"]) == (done, total)
+    assert [o["operation_id"] for o in s["operations"]["in_doubt_operations"]] == doubt
+    assert (s["cost"]["total"]["calls"], s["cost"]["total"]["input_tokens"]) == (calls, tokens_in)
+    assert s["cost"]["total"]["usd"] == usd
+    assert s["model"]["name"] == "claude-sonnet-5"
+    assert s["permissions"]["approval_mode"] == "acceptEdits"
+    assert s["worktree"]["baseline"]["branch"] == branch

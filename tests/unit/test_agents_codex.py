@@ -209,3 +209,30 @@ def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_pa
 def test_resume_command_is_codex_resume_with_the_thread_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("codex").resume_command(THREAD) == ["codex", "resume", THREAD]
+
+
+# scenario: (todos done/total, in-doubt ids, model calls, input tokens, output tokens)
+EXPECTED = {
+    "intact": ((1, 3), [], 2, 2700, 140),
+    "torn_tail": ((1, 3), [], 2, 2700, 140),
+    "middle_damage": ((0, 0), [], 2, 2700, 140),  # the update_plan line is the damaged one
+    "unknown_types": ((1, 3), [], 2, 2700, 140),
+    "compaction": ((1, 3), [], 1, 1200, 80),
+    "tool_call_without_result": ((1, 3), ["call_deploy"], 2, 2700, 140),
+    "moved_repo": ((1, 3), [], 2, 2700, 140),
+    "zst": ((1, 3), [], 2, 2700, 140),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_replay_restores_todos_doubt_cost_model_permissions_and_branch(scenario: str) -> None:
+    """Every codex fixture folded by replay(): the state each subsystem reports."""
+    (done, total), doubt, calls, tokens_in, tokens_out = EXPECTED[scenario]
+    s = summaries(replayed("codex", scenario))
+    assert (s["todos"]["done"], s["todos"]["total"]) == (done, total)
+    assert [o["operation_id"] for o in s["operations"]["in_doubt_operations"]] == doubt
+    assert s["cost"]["total"] == {"calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out,
+                                  "usd": 0.0}
+    assert s["model"]["name"] == "gpt-5-codex"
+    assert s["permissions"]["approval_mode"] == "on-request"
+    assert s["worktree"]["baseline"]["branch"] == "fix/payment"
