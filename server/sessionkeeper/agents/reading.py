@@ -308,7 +308,21 @@ def to_rollout(read: Read) -> Rollout:
 
 
 def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:
-    """Agent.changes: stat every listed file and compare it with its checkpoint."""
+    """Agent.changes: stat every listed file and compare it with its checkpoint.
+
+    The cyclic GC is off meanwhile: the loop makes only acyclic tuples and strings, and a full
+    collection over the index's thousands of live checkpoints would cost more than the stats.
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _changes(agent, roots, checkpoints)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:
     changed: list[AgentFile] = []
     unchanged: list[str] = []
     seen: set[str] = set()
