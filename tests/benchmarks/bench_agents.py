@@ -12,8 +12,9 @@ work on a shared machine skews least; peak RSS = the child's VmHWM), alternating
      extracting session id, cwd, branch, first/last timestamp and token usage per file
      (targets: <= 1.5x the raw time, peak RSS <= 60 MB);
   b  re-import after one line is appended to one file: changes() with the checkpoints of a, then
-     read() of what changed (every file is stat'ed; only the new line is parsed) (targets: <= 10 ms
-     at 2,000 files, >= 50x faster than the raw full parse);
+     read() of what changed (every file is stat'ed; only the new line is parsed); 5 rounds, each
+     on another file, median and best (targets: <= 10 ms at 2,000 files, >= 50x faster than the
+     raw full parse); and 9 re-scans with nothing changed;
   c  ccusage (the peer: it reads Claude Code logs too), `ccusage session --json --offline` with
      CLAUDE_CONFIG_DIR pointed at the same directory, when `npm install ccusage@latest` works
      (installed into ${XDG_CACHE_HOME:-~/.cache}/sessionkeeper-agents/ccusage-<version>); when
@@ -160,6 +161,7 @@ def child_raw(root: Path) -> dict[str, Any]:
 def child_ours(root: Path, *, append_one: bool) -> dict[str, Any]:
     """ClaudeAgent.changes from no checkpoints, each file read; with append_one, one line more."""
     from sessionkeeper import agents
+    from sessionkeeper.agents import reading  # noqa: F401 - imported before the clock starts
 
     claude = agents.get("claude")
     start, cpu = perf(), time.process_time()
@@ -173,13 +175,15 @@ def child_ours(root: Path, *, append_one: bool) -> dict[str, Any]:
     result: dict[str, Any] = {"seconds": elapsed, "cpu": cpu, "files": len(checkpoints), "lines": lines,
                               "rss_kb": _hwm_kb()}
     if append_one:
-        target = sorted(checkpoints)[len(checkpoints) // 2]
-        line = orjson.dumps({"type": "custom-title", "sessionId": Path(target).stem,
-                             "customTitle": "renamed"}) + b"\n"
-        with open(target, "ab") as handle:
-            handle.write(line)
-        times = []
-        for attempt in range(5):  # the first parses the new line; the next ones find nothing new
+        paths = sorted(checkpoints)
+        rounds, appended = [], []
+        for n in range(5):  # each round: one line appended to another file, then a re-import
+            target = paths[(len(paths) * (2 * n + 1)) // 10]
+            line = orjson.dumps({"type": "custom-title", "sessionId": Path(target).stem,
+                                 "customTitle": f"renamed {n}"}) + b"\n"
+            with open(target, "ab") as handle:
+                handle.write(line)
+            appended.append((target, len(line)))
             start = perf()
             delta = claude.changes([root], checkpoints=checkpoints)
             read_now = []
@@ -187,14 +191,19 @@ def child_ours(root: Path, *, append_one: bool) -> dict[str, Any]:
                 read = claude.read(file, checkpoints.get(str(file.path)))
                 checkpoints[str(file.path)] = read.checkpoint
                 read_now.append((read.mode, read.lines_parsed))
-            times.append(perf() - start)
-            if attempt == 0:
-                result["reimport"] = {"seconds": times[0], "unchanged": len(delta.unchanged),
-                                      "read": read_now}
-        result["rescan_unchanged_median"] = statistics.median(times[1:])
+            rounds.append(perf() - start)
+            result["reimport"] = {"unchanged": len(delta.unchanged), "read": read_now}
+        result["reimport"].update(median=statistics.median(rounds), best=min(rounds))
+        still = []
+        for _ in range(9):  # nothing changed since: every file stat'ed, none read
+            start = perf()
+            assert not claude.changes([root], checkpoints=checkpoints).changed
+            still.append(perf() - start)
+        result["rescan"] = {"median": statistics.median(still), "best": min(still)}
         result["rss_kb_after_reimport"] = _hwm_kb()
-        with open(target, "rb+") as handle:  # leave the directory as it was generated
-            handle.truncate(os.path.getsize(target) - len(line))
+        for target, length in appended:  # leave the directory as it was generated
+            with open(target, "rb+") as handle:
+                handle.truncate(os.path.getsize(target) - length)
     return result
 
 
@@ -307,17 +316,17 @@ def report(data: dict[str, Any], ours: list[dict[str, Any]], raw: list[dict[str,
     c_raw = statistics.median(r["cpu"] for r in raw)
     rss_ours = max(r["rss_kb"] for r in ours) / 1024
     rss_raw = max(r["rss_kb"] for r in raw) / 1024
-    t_re = re["reimport"]["seconds"]
+    t_re, t_scan = re["reimport"]["median"], re["rescan"]["median"]
     rows = [
         ("a first import (ours)", f"{t_ours:.3f} s", f"{rss_ours:.1f} MB",
          f"{t_ours / t_raw:.2f}x raw (CPU {c_ours:.3f} s: {c_ours / c_raw:.2f}x)", "<= 1.5x raw, <= 60 MB",
          _ok(c_ours / c_raw <= 1.5 and rss_ours <= 60)),
         ("a raw orjson parse", f"{t_raw:.3f} s", f"{rss_raw:.1f} MB", f"1.00x (CPU {c_raw:.3f} s)", "", ""),
-        ("b re-import, 1 line appended", f"{t_re * 1e3:.2f} ms",
+        ("b re-import, 1 line appended", f"{t_re * 1e3:.2f} ms (best {re['reimport']['best'] * 1e3:.2f})",
          f"{re['rss_kb_after_reimport'] / 1024:.1f} MB", f"{t_raw / t_re:.0f}x faster than raw",
          "<= 10 ms, >= 50x", _ok(t_re <= 0.010 and t_raw / t_re >= 50)),
-        ("b re-scan, nothing changed", f"{re['rescan_unchanged_median'] * 1e3:.2f} ms", "",
-         f"{t_raw / re['rescan_unchanged_median']:.0f}x faster than raw", "", ""),
+        ("b re-scan, nothing changed", f"{t_scan * 1e3:.2f} ms (best {re['rescan']['best'] * 1e3:.2f})",
+         "", f"{t_raw / t_scan:.0f}x faster than raw", "", ""),
     ]
     for one in peer:
         if "seconds" in one:
