@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
-from .claude_meta import best_title, claude_meta, legacy_todos, subagent_meta
+from .claude_files import best_title, claude_meta, legacy_todos, listing, subagent_meta
+from .claude_tools import ClaudeTools
 from .live import CONVERSATION, Chain
-from .translate import MESSAGE_CAP, Record, Translator, capped, digest, one_line, operation_id, text_of
-from .vocab import relative_to, set_fact, todo_items
+from .translate import MESSAGE_CAP, Record, Translator, capped, one_line, text_of
+from .vocab import set_fact
 
-EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
 _SKIPPED = frozenset({
     "queue-operation", "api-request", "api-request-blob", "api-request-shape", "tools-used",
     "last-prompt", "mode", "atis-latch", "file-history-snapshot", "progress", "agent-name",
@@ -42,34 +41,12 @@ class ClaudeAgent(Agent):
 
     def entries(self, root: Path) -> Iterator[Entry]:
         """Session transcripts of every project and their sub-agent transcripts; one scandir each."""
-        for entry, _ in self._listing(root, stat=False):
+        for entry, _ in listing(root, stat=False):
             yield entry
 
     def stat_entries(self, root: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
         """entries() with each file's stat, taken relative to its open folder (one fstatat each)."""
-        return self._listing(root, stat=True)
-
-    def _listing(self, root: Path, *, stat: bool) -> Iterator[tuple[Entry, os.stat_result | None]]:
-        todos = {name for name, _, _ in _names(os.path.join(root, "todos"))[0]}  # one listing, no stats
-        for _, project, _ in _names(os.path.join(root, "projects"))[1]:
-            files, sessions = _names(project, stat=stat)
-            for name, path, st in files:
-                if not name.endswith(".jsonl"):
-                    continue
-                if todos:
-                    todo = f"{name[:-6]}-agent-{name[:-6]}.json"
-                    if todo in todos:
-                        yield (path, "session", False, None, (os.path.join(root, "todos", todo),)), st
-                        continue
-                yield (path, "session", False, None, ()), st
-            for session_name, session, _ in sessions:
-                listed = _names(os.path.join(session, "subagents"), stat=stat)[0]
-                paths = {path for _, path, _ in listed}
-                for name, path, st in listed:
-                    if name.startswith("agent-") and name.endswith(".jsonl"):
-                        info = path[:-6] + ".meta.json"
-                        yield (path, "subagent", False, session_name,
-                               (info,) if info in paths else ()), st
+        return listing(root, stat=True)
 
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
         """A Claude translator for `file`."""
@@ -80,40 +57,7 @@ class ClaudeAgent(Agent):
         return ["claude", "--resume", thread_id]
 
 
-Listed = tuple[str, str, "os.stat_result | None"]  # name, path, stat (when asked for)
-
-
-def _names(folder: str, *, stat: bool = False) -> tuple[list[Listed], list[Listed]]:
-    """(files, directories) directly in `folder` as (name, path, stat); empty when it is missing.
-
-    With `stat`, each file is stat'ed relative to the open folder (fstatat: no path walk).
-    """
-    files: list[Listed] = []
-    dirs: list[Listed] = []
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:  # missing, not a directory, unreadable
-        return files, dirs
-    try:
-        with os.scandir(fd) as it:
-            for entry in it:
-                name = entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.append((name, f"{folder}/{name}", None))
-                elif entry.is_file():
-                    try:
-                        st = entry.stat() if stat else None
-                    except OSError:  # gone since the listing
-                        st = None
-                    files.append((name, f"{folder}/{name}", st))
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return files, dirs
-
-
-class ClaudeTranslator(Translator):
+class ClaudeTranslator(ClaudeTools):
     """Claude Code transcript lines → our records (live branch only; cost from every branch)."""
 
     agent = "claude"
@@ -350,84 +294,6 @@ class ClaudeTranslator(Translator):
         self.emit("compacted", ts, {"summary": summary, "through_seq": through,
                                     "data": {"source": "claude compact_boundary + isCompactSummary"}},
                   tag=tag)
-
-    # -- tools -----------------------------------------------------------------------------
-    def _call(self, block: dict[str, Any], ts: str | None, tag: str | None) -> None:
-        raw_id = block.get("id")
-        op_id = operation_id(raw_id)
-        if op_id is None:
-            self.skip("tool_use:no id")
-            return
-        name = str(block.get("name") or "tool")
-        raw = block.get("input")
-        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        fields: Record = {"operation_id": op_id, "tool": name, "status": "started",
-                          "args_digest": digest(args)}
-        if op_id != raw_id:
-            fields["data"] = {"tool_use_id": raw_id}
-        self.state["calls"][op_id] = name
-        self.emit("operation", ts, fields, tag=tag)
-        if name == "TodoWrite" and isinstance(args.get("todos"), list):
-            self._todos(args["todos"], ts, tag, source="claude TodoWrite input")
-        elif name in EDIT_TOOLS and isinstance(args.get(EDIT_TOOLS[name]), str):
-            self.state["edits"][op_id] = [name, args[EDIT_TOOLS[name]]]
-        elif name in ("TaskCreate", "TaskUpdate"):
-            self.state["task_calls"][op_id] = [name, {k: v for k, v in args.items()
-                                                      if k in ("subject", "taskId", "status")}]
-
-    def _result(self, block: dict[str, Any], line: dict[str, Any], ts: str | None,
-                tag: str | None) -> None:
-        op_id = operation_id(block.get("tool_use_id"))
-        if op_id is None:
-            return
-        st = self.state
-        failed = block.get("is_error") is True
-        tool = st["calls"].pop(op_id, "unknown")
-        self.emit("operation", ts, {"operation_id": op_id, "tool": tool,
-                                    "status": "failed" if failed else "committed",
-                                    "result_persisted": True}, tag=tag)
-        raw = line.get("toolUseResult")
-        result: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        if st["edits"]:
-            edit = st["edits"].pop(op_id, None)
-            if edit is not None and not failed:
-                self.emit("file_change", ts, {
-                    "path": relative_to(edit[1], st["cwd"] or ""), "author": "agent",
-                    "data": {"unknown": ["after_hash"], "source": f"claude {edit[0]}",
-                             "tool_use_id": op_id}}, tag=tag)
-        if "newTodos" in result and isinstance(result["newTodos"], list):
-            self._todos(result["newTodos"], ts, tag, source="claude toolUseResult.newTodos")
-        if st["task_calls"]:
-            task = st["task_calls"].pop(op_id, None)
-            if task is not None and not failed:
-                self._task(task[0], task[1], result, ts, tag)
-
-    def _todos(self, items: list[Any], ts: str | None, tag: str | None, *, source: str) -> None:
-        ours = todo_items(items, text_keys=("content", "subject", "text"))
-        key = digest(ours)
-        if key != self.state["todo_digest"]:
-            self.state["todo_digest"] = key
-            self.emit("todo", ts, {"items": ours, "data": {"source": source}}, tag=tag)
-
-    def _task(self, name: str, args: dict[str, Any], result: dict[str, Any], ts: str | None,
-              tag: str | None) -> None:
-        tasks = self.state["tasks"]
-        raw = result.get("task")
-        task: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        if name == "TaskCreate":
-            task_id = task.get("id")
-            if isinstance(task_id, (str, int)):
-                tasks[str(task_id)] = {"id": str(task_id), "content": str(task.get("subject") or
-                                                                          args.get("subject") or ""),
-                                       "status": "pending"}
-        else:
-            task_id = str(args.get("taskId"))
-            if task_id in tasks and args.get("status") == "deleted":
-                del tasks[task_id]
-            elif task_id in tasks:
-                tasks[task_id].update({k: v for k, v in (("status", args.get("status")),
-                                                         ("content", args.get("subject"))) if v})
-        self._todos(list(tasks.values()), ts, tag, source="claude tasks (TaskCreate / TaskUpdate)")
 
     # -- end of a read -----------------------------------------------------------------------
     def finish(self) -> None:

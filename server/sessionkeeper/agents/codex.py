@@ -13,11 +13,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
+from .codex_meta import as_int, change_kind, codex_meta, failed, harness, loads, sandbox_name
 from .translate import (
-    SCHEMA_VERSION,
     Record,
     Translator,
     capped,
@@ -26,11 +24,8 @@ from .translate import (
     operation_id,
     text_of,
 )
-from .vocab import as_text, new_facts, patch_paths, redact_url, relative_to, set_fact, todo_items
+from .vocab import as_text, new_facts, patch_paths, relative_to, set_fact, todo_items
 
-_HARNESS_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
-                     "# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>",
-                     "<permissions instructions>", "<skill>", "<subagent_notification>")
 _SKIPPED_ITEMS = frozenset({"reasoning", "web_search_call", "tool_search_call", "tool_search_output",
                             "image_generation_call", "ghost_snapshot"})
 _KNOWN_TOP = frozenset({"world_state", "inter_agent_communication_metadata"})
@@ -141,7 +136,7 @@ class CodexTranslator(Translator):
         sandbox = p.get("sandbox_policy")
         if approval is not None or sandbox is not None:
             perms = {"approval_mode": as_text(approval) if approval is not None else "unknown",
-                     "sandbox_policy": _sandbox(sandbox) if sandbox is not None else "unknown",
+                     "sandbox_policy": sandbox_name(sandbox) if sandbox is not None else "unknown",
                      "tool_profile": "unknown"}
             if perms != st["permissions"]:
                 st["permissions"] = perms
@@ -177,7 +172,7 @@ class CodexTranslator(Translator):
             self.skip(f"response_item:message:{role}")
             return
         if role == "user":
-            if _harness(p, text):
+            if harness(p, text):
                 self.skip("response_item:message:harness")
                 return
             self._prompt(text)
@@ -207,11 +202,11 @@ class CodexTranslator(Translator):
         elif name == "apply_patch":
             patch = args
             if isinstance(args, str) and args.lstrip().startswith("{"):
-                patch = (_json(args) or {}).get("input", args)
+                patch = (loads(args) or {}).get("input", args)
             self.state["patches"][op_id] = patch_paths(patch if isinstance(patch, str) else "")
 
     def _plan(self, args: object, ts: str | None) -> None:
-        plan = (_json(args) if isinstance(args, str) else args) or {}
+        plan = (loads(args) if isinstance(args, str) else args) or {}
         steps = plan.get("plan") if isinstance(plan, dict) else None
         if not isinstance(steps, list):
             return
@@ -231,7 +226,7 @@ class CodexTranslator(Translator):
         self.emit("operation", ts, {"operation_id": op_id, "tool": tool, "status": "committed",
                                     "result_persisted": True})
         paths = self.state["patches"].pop(op_id, None)
-        if paths and not _failed(p.get("output")):
+        if paths and not failed(p.get("output")):
             for path, action in paths:
                 self._file_change(path, ts, source="codex apply_patch input", call_id=op_id,
                                   deleted=action == "delete")
@@ -266,7 +261,7 @@ class CodexTranslator(Translator):
         if p.get("success") is False or not isinstance(changes, dict):
             return
         for path, change in changes.items():
-            kind, moved = _change_kind(change)
+            kind, moved = change_kind(change)
             if kind == "delete" or moved:
                 self._file_change(path, ts, source="codex patch_apply_end", call_id=op_id, deleted=True)
             if kind != "delete":
@@ -304,8 +299,8 @@ class CodexTranslator(Translator):
         name = model if isinstance(model, str) and model else self.state["model"] or "unknown"
         extra = {k: usage[k] for k in ("cached_input_tokens", "reasoning_output_tokens")
                  if isinstance(usage.get(k), int)}
-        self.emit("cost", ts, {"model": name, "input_tokens": _int(usage.get("input_tokens")),
-                               "output_tokens": _int(usage.get("output_tokens")), "usd": 0.0,
+        self.emit("cost", ts, {"model": name, "input_tokens": as_int(usage.get("input_tokens")),
+                               "output_tokens": as_int(usage.get("output_tokens")), "usd": 0.0,
                                "data": {"source": f"codex {self.state['usage_source']}", **extra}})
         set_fact(self.state, "cost", f"codex {self.state['usage_source']} (tokens; no price)", ts)
 
@@ -320,37 +315,7 @@ class CodexTranslator(Translator):
     # -- the session_meta this file stands for ------------------------------------------------
     def meta(self) -> Record | None:
         """session_meta: ids, latest cwd, creation-time git, latest permissions and model."""
-        st = self.state
-        if st["thread_id"] is None:
-            return None
-        git, base_cwd = st["git"], st["meta_cwd"] or st["cwd"]
-        baseline = None
-        unknown = ["dirty", "root_commits", "tool_profile"]
-        if git is not None:
-            remote = redact_url(git.get("repository_url"))
-            baseline = {"repo_root": base_cwd, "worktree": base_cwd,
-                        "identity": {"root_commits": [], "remote_url": remote} if remote else None,
-                        "branch": git.get("branch"), "head": git.get("commit_hash")}
-            if not git.get("commit_hash"):
-                unknown.append("head")
-        perms = st["permissions"] or {"approval_mode": "unknown", "sandbox_policy": "unknown",
-                                      "tool_profile": "unknown"}
-        title = st["title"] or st["first_prompt"]
-        return {
-            "seq": 0, "ts": st["meta_ts"] or st["first_ts"] or "", "type": "session_meta",
-            "schema_version": SCHEMA_VERSION, "thread_id": st["thread_id"],
-            "session_id": self.session_id_of(st["thread_id"]),
-            "source": "startup", "cwd": st["cwd"] or "", "baseline": baseline,
-            "permissions": dict(perms), "model": st["model"],
-            "client": {"name": "codex", "version": st["client"]}, "title": self.redacted(title),
-            "data": {"agent": {"name": "codex", "path": str(self.file.path),
-                               "archived": self.file.archived, "ids": dict(st["ids"]), **st["origin"],
-                               "forked_from": ({"thread_id": st["forked_from"]} if st["forked_from"]
-                                               else None)},
-                     "facts": dict(st["facts"]), "unknown": unknown, "lines": st["lines"],
-                     "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
-                     "unmappable": dict(st["unmappable"])},
-        }
+        return codex_meta(self)
 
     def summary_fields(self) -> dict[str, Any]:
         """Ids, latest cwd, branch and HEAD of the creation-time git block, model, title, version."""
@@ -370,52 +335,6 @@ _HANDLERS = {
     "compacted": CodexTranslator._compacted,
     "token_usage_record": CodexTranslator._token_usage_record,
 }
-
-
-def _harness(p: dict[str, Any], text: str) -> bool:
-    """True for a user-role message the harness wrote (environment, AGENTS.md, hook context)."""
-    kinds = (p.get("internal_chat_message_metadata_passthrough") or {}).get("content_item_kinds")
-    if isinstance(kinds, list) and kinds:
-        return "user.text" not in kinds
-    return text.lstrip().startswith(_HARNESS_PREFIXES)
-
-
-def _sandbox(raw: object) -> str:
-    if isinstance(raw, dict):
-        return as_text(raw.get("type") or raw.get("mode") or raw)
-    return as_text(raw)
-
-
-def _change_kind(change: object) -> tuple[str, str | None]:
-    """("add" | "update" | "delete", moved-to path) of one patch_apply_end change (old and new shapes)."""
-    if not isinstance(change, dict):
-        return "update", None
-    kind = change.get("type")
-    if not isinstance(kind, str):
-        kind = next((k for k in ("add", "delete", "update") if k in change), "update")
-        inner = change.get(kind)
-        move = inner.get("move_path") if isinstance(inner, dict) else None
-    else:
-        move = change.get("move_path")
-    return kind, move if isinstance(move, str) and move else None
-
-
-def _failed(output: object) -> bool:
-    """True when an apply_patch output says the patch was not applied."""
-    first = text_of(output) if not isinstance(output, str) else output
-    head = first.strip().splitlines()[0].lower() if first.strip() else ""
-    return "error" in head or "fail" in head
-
-
-def _json(raw: str) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _register() -> None:
