@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 CHUNK = 1 << 20
 HEAD_BYTES = 4096
@@ -86,8 +86,9 @@ def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
     import zstandard  # lazy: only .zst rollouts need it
 
     raw = os.fdopen(os.dup(fd), "rb")
-    stream = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-    return stream.read, stream  # type: ignore[return-value]
+    stream: Any = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+    read: Callable[[int], bytes] = stream.read
+    return read, stream
 
 
 def iter_lines(read: Callable[[int], bytes], *, start: int, max_line: int = MAX_LINE) -> Iterator[Line]:
