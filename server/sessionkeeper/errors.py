@@ -10,7 +10,7 @@ class SessionKeeperError(Exception):
     rpc_code = -32603
     name = "internal_error"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         """Return the error as a JSON-able dict for `--json` and JSON-RPC data."""
         return {"error": self.name, "message": str(self)}
 
@@ -29,6 +29,13 @@ class InvalidEvent(SessionKeeperError, ValueError):
     exit_code = 65
     rpc_code = -32602
     name = "invalid_event"
+
+
+class OperationConflict(InvalidEvent):
+    """An operation id re-used with other arguments: not a re-delivery, nothing is reused."""
+
+    rpc_code = -32015
+    name = "operation_conflict"
 
 
 class InvalidWorkspace(SessionKeeperError, ValueError):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from sessionkeeper.store.quarantine import quarantine_tail
 from sessionkeeper.store.reader import Status, read_latest, read_rollout
-from sessionkeeper.store.repair import quarantine_tail
 from sessionkeeper.store.store import Store
 
 from ..conftest import FIXTURES
@@ -116,7 +116,7 @@ def test_quarantine_cuts_the_torn_tail_off_and_keeps_its_bytes(tmp_path):
     """Fixture: rollouts/torn_tail copied into a temporary store."""
     store, path = _store_with(tmp_path, "torn_tail")
     torn = path.read_bytes()[fixture_path("intact").stat().st_size:]
-    done = quarantine_tail(store, read_rollout(path))
+    done = quarantine_tail(store.layout, read_rollout(path))
     assert path.read_bytes() == fixture_path("intact").read_bytes()
     assert Path(done.path).read_bytes() == torn
     assert oct(Path(done.path).stat().st_mode & 0o777) == "0o600"
@@ -129,7 +129,7 @@ def test_lost_index_is_rebuilt_and_the_thread_listed(tmp_path):
     assert not store.layout.index_path.exists()
     threads = store.list_threads(__import__("sessionkeeper.store.index", fromlist=["ListQuery"])
                                  .ListQuery())
-    assert [(t["thread_id"], t["title"], t["event_count"]) for t in threads] == [
+    assert [(t.thread_id, t.title, t.event_count) for t in threads] == [
         ("7b0c4a52-3f7e-4c1e-9a43-1f2d5e6a7b80", "fix payment rounding", 5)]
 
 

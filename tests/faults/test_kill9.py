@@ -167,7 +167,7 @@ def _check_trial(store: Path, workspace: Path, thread: Path, path: Path, acked: 
     assert path.stat().st_size == (tail.offset if tail else len(data)), why
     index = Store(store)
     index.rebuild()
-    listed = {row["thread_id"] for row in index.list_threads(ListQuery(include_archived=True))}
+    listed = {row.thread_id for row in index.list_threads(ListQuery(include_archived=True))}
     assert str(thread) in listed, f"{why}: thread missing from the rebuilt index"
     return tail is not None
 

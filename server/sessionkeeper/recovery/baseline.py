@@ -7,19 +7,19 @@ module import; a repository is identified by its root commits (then its origin U
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from ..events import GitBaseline, RepoIdentity
-from .subsystems.base import Difference, Workspace
+from .findings import Difference, Workspace
+from .report import Verdict
 
-BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository"})
+BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable"})
 """Difference kinds after which the session cannot continue here (verdict `blocked`)."""
-
-Verdict = Literal["ok", "drift", "blocked"]
 
 _CHUNK = 1 << 20
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
@@ -29,7 +29,7 @@ class PathEscapesRoot(ValueError):
     """A file path that resolves outside the workspace root; it is never read."""
 
 
-def _git(path: str) -> Any:
+def _git(path: str) -> Any:  # GitPython's Git, imported lazily
     """Return a GitPython command runner for `path` that never takes optional locks."""
     import git  # lazy: GitPython costs start-up time and needs the git binary
 
@@ -194,7 +194,7 @@ def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:
     """Return the part of a baseline that names the repository (for a difference report)."""
     if baseline is None:
         return None
-    ident = baseline.identity.model_dump() if baseline.identity else None
+    ident = dataclasses.asdict(baseline.identity) if baseline.identity else None
     return {"repo_root": baseline.repo_root, "identity": ident}
 
 
@@ -214,6 +214,23 @@ def file_hash(root: str | os.PathLike[str], relpath: str) -> str | None:
     return digest.hexdigest()
 
 
+_MAX_CANDIDATES = 50
+
+
+def find_moved(identity: RepoIdentity, *, near: str) -> str | None:
+    """The repository with `identity`, found again among the directories next to `near`."""
+    parent = os.path.dirname(os.path.realpath(near))
+    while parent and not os.path.isdir(parent):
+        parent = os.path.dirname(parent)
+    try:
+        names = sorted(os.listdir(parent))[:_MAX_CANDIDATES]
+    except OSError:
+        return None
+    candidates = [os.path.join(parent, n) for n in names
+                  if os.path.isdir(os.path.join(parent, n, ".git"))]
+    return find_by_identity(identity, candidates)
+
+
 def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str | None:
     """Return the worktree of the first candidate holding the same repository, else None."""
     for candidate in candidates:
@@ -230,7 +247,7 @@ def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) 
     return Workspace(
         root=root,
         exists=exists,
-        baseline=capture(root) if exists else None,
+        baseline=capture(root, dirty=False) if exists else None,
         file_hash=lambda rel: file_hash(root, rel) if exists else None,
         requested=dict(requested or {}),
     )

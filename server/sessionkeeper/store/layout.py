@@ -128,6 +128,14 @@ class Layout:
         """Where an archived rollout goes back on unarchive."""
         return self.sessions / self.contained(archived).relative_to(self.archived)
 
+    def relative(self, path: Path | str) -> str:
+        """A path inside the store as the index keeps it: relative to the store root."""
+        return str(self.contained(path).relative_to(self.root))
+
+    def resolve(self, path: Path | str) -> Path:
+        """An index path (store-relative, or absolute for older rows) as a real path in the store."""
+        return self.contained(self.root / path)
+
     def contained(self, path: Path | str) -> Path:
         """Return `path` if it lies inside the store root, else raise StoreDamaged."""
         real = Path(os.path.realpath(path))
