@@ -40,6 +40,9 @@ MAGIC = b"SKB\x01"
 WHOLE, DELTA = b"W", b"D"
 HEADER_BYTES = len(MAGIC) + 1 + 32
 LEVEL = 3
+DELTA_LEVEL = 9
+"""Deltas are compressed harder: at level 3 a raw dictionary misses matches in repetitive text
+(a one-line edit of a 70 KB file: 609 B at level 3, 74 B at level 9, both about 0.5 ms)."""
 DELTA_MAX_BYTES = 1 << 20
 """No delta for content or a base above 1 MiB: at level 3 a raw dictionary stops finding matches
 beyond about that size (measured: an 8 MB delta came out as large as the whole blob)."""
@@ -163,7 +166,7 @@ class BlobStore:
         if found is not None:
             whole_key, content, stored = found
             raw = zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)
-            delta = zstd.ZstdCompressor(level=LEVEL, dict_data=raw).compress(data)
+            delta = zstd.ZstdCompressor(level=DELTA_LEVEL, dict_data=raw).compress(data)
             if len(delta) * DELTA_FRACTION <= stored:
                 return MAGIC + DELTA + bytes.fromhex(whole_key) + delta
         return MAGIC + WHOLE + zstd.ZstdCompressor(level=LEVEL).compress(data)
