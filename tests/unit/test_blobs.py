@@ -76,10 +76,17 @@ def test_put_fsyncs_the_file_then_renames_then_fsyncs_the_directory(
             calls.append("fsync file")
         real_fsync(fd)
 
+    def replace(src: str, dst: str) -> None:
+        calls.append("rename")
+        real_replace(src, dst)
+
+    def fsync_dir(path: Path) -> None:
+        calls.append(f"fsync dir {Path(path).name}")
+        real_dir(path)
+
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", lambda a, b: (calls.append("rename"), real_replace(a, b))[1])
-    monkeypatch.setattr(blobs_module, "fsync_dir",
-                        lambda p: (calls.append(f"fsync dir {Path(p).name}"), real_dir(p))[1])
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(blobs_module, "fsync_dir", fsync_dir)
     store = BlobStore(store_dir)
     key = store.put(SOURCE)
     assert calls == ["fsync dir store", "fsync file", "rename", f"fsync dir {key[:2]}", "fsync dir blobs"]
