@@ -145,6 +145,8 @@ class BlobStore:
         """
         if not isinstance(data, bytes):
             raise TypeError("blob content must be bytes")
+        if len(data) > MAX_CONTENT_BYTES:
+            raise ValueError(f"blob content over {MAX_CONTENT_BYTES} bytes")
         key = content_key(data)
         if base is not None:
             check_key(base)
