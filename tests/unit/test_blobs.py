@@ -309,3 +309,14 @@ def test_gc_removes_temp_files_a_crashed_put_left_behind(store_dir: Path) -> Non
     os.utime(stale, (when, when))
     report = store.gc([key], min_age_s=3600)
     assert report.temps_removed == 1 and not stale.exists() and fresh.exists()
+
+
+def test_deltas_are_kept_up_to_the_size_limit_and_skipped_above_it(store_dir: Path) -> None:
+    """Fixture: a 2 MB and a 5 MB text, each put again with one line changed against itself."""
+    store = BlobStore(store_dir)
+    for size, delta in ((2 << 20, True), (5 << 20, False)):
+        text = b"".join(b"row %d of the ledger, amount %d\n" % (i, i * 7) for i in range(size // 30))[:size]
+        first = store.put(text)
+        second = store.put(text.replace(b"row 1000 of", b"row 1000 in", 1), base=first)
+        assert (store.info(second).base == first) is delta  # type: ignore[union-attr]
+        assert store.get(second).count(b"row 1000 in") == 1

@@ -32,7 +32,7 @@ from ..errors import BlobUnavailable
 from ..store.blobs import BlobStore, content_key
 from ..store.layout import fsync_dir
 from .subsystems.file_history import norm_path
-from .versions import OURS, History, Version, before_of, normalised, state_at, versions_of
+from .versions import OURS, History, Version, normalised, state_at, versions_of
 
 Action = Literal["restore", "delete", "unchanged", "refused", "unavailable"]
 Status = Literal["written", "deleted", "unchanged", "skipped", "stale", "failed"]
@@ -179,11 +179,6 @@ def plan_undo(result: RewindResult, *, current: Mapping[str, str | None], force:
             steps.append(FileStep(done.path, action, f"put back {label}", now, done.before, label,
                                   now != done.after))
     return RewindPlan(None, force, tuple(steps))
-
-
-def before_session(history: History, path: str) -> Version | None:
-    """The state of `path` before the session's first recorded change, if known."""
-    return before_of(normalised(history).get(norm_path(path), []))
 
 
 # -- the executor --------------------------------------------------------------------------------

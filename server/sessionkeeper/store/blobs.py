@@ -7,14 +7,11 @@ Invariants:
   the same directory, fsync, rename, fsync of the directory): a record naming the blob may be
   acknowledged as soon as `put()` has returned;
 - files are 0600 and directories 0700 whatever the umask; a symlink is never followed;
-- a blob is stored whole (zstd) or as a delta: zstd with a whole blob's content as a raw
-  dictionary. A delta's base is always a whole blob, so every chain is one link long;
+- a blob is stored whole or as a delta against a whole blob (`blob_format`: one link, never a
+  chain); a put names the previous version as `base` and the store decides what pays;
 - `gc()` never removes a protected blob, a blob younger than `min_age_s` (a put whose record
   is not written yet), or the base of a blob it keeps; `put()` holds a shared lock and `gc()`
   an exclusive one, so a put that found its blob present cannot lose it to a running gc.
-
-File format: `SKB\\x01`, then `W` and a zstd frame, or `D`, the 32-byte sha256 of the base
-and a zstd frame compressed against the base's content.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import re
 import stat
@@ -31,47 +27,31 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, InvalidId, StoreFull
+from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, StoreFull
+from .blob_format import (
+    HEADER_BYTES,
+    LEVEL,
+    MAX_CONTENT_BYTES,
+    WHOLE,
+    base_in,
+    check_key,
+    content_key,
+    decode,
+    encode,
+    is_key,
+    parse,
+)
 from .layout import ensure_private_dir, fsync_dir
 
-MAGIC = b"SKB\x01"
-WHOLE, DELTA = b"W", b"D"
-HEADER_BYTES = len(MAGIC) + 1 + 32
-LEVEL = 3
-DELTA_LEVEL = 9
-"""Deltas are compressed harder: at level 3 a raw dictionary misses matches in repetitive text
-(a one-line edit of a 70 KB file: 609 B at level 3, 74 B at level 9, both about 0.5 ms)."""
-DELTA_MAX_BYTES = 1 << 20
-"""No delta for content or a base above 1 MiB: at level 3 a raw dictionary stops finding matches
-beyond about that size (measured: an 8 MB delta came out as large as the whole blob)."""
-DELTA_FRACTION = 8
-"""A delta is kept only while it is at most 1/8 of its base's stored size; else a new whole blob."""
-MAX_CONTENT_BYTES = 1 << 31
+__all__ = ["LEVEL", "BlobCheck", "BlobDamage", "BlobInfo", "BlobStore", "GcReport", "check_key",
+           "content_key"]
+
 TEMP_SUFFIX = ".blob-tmp"
 
-_KEY = re.compile(r"[0-9a-f]{64}")
 _FAN = re.compile(r"[0-9a-f]{2}")
 _REST = re.compile(r"[0-9a-f]{62}")
-
-
-def _zstd() -> Any:
-    import zstandard  # lazy: only a store that keeps content pays for it
-
-    return zstandard
-
-
-def check_key(key: str) -> str:
-    """Return `key` if it is a sha256 hex digest (64 lowercase hex digits), else raise InvalidId."""
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise InvalidId(f"not a blob key (sha256 hex): {key!r}")
-    return key
-
-
-def content_key(data: bytes) -> str:
-    """Return the key a content is stored under: its sha256 hex digest."""
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -162,16 +142,8 @@ class BlobStore:
         return key
 
     def _encode(self, data: bytes, base: str | None) -> bytes:
-        """The blob file's bytes: a delta against `base`'s whole blob if small enough, else whole."""
-        zstd = _zstd()
-        found = self._whole_base(base) if base is not None and len(data) <= DELTA_MAX_BYTES else None
-        if found is not None:
-            whole_key, content, stored = found
-            raw = zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)
-            delta = zstd.ZstdCompressor(level=DELTA_LEVEL, dict_data=raw).compress(data)
-            if len(delta) * DELTA_FRACTION <= stored:
-                return MAGIC + DELTA + bytes.fromhex(whole_key) + delta
-        return MAGIC + WHOLE + zstd.ZstdCompressor(level=LEVEL).compress(data)
+        """The blob file's bytes: a delta against `base`'s whole blob when that pays, else whole."""
+        return encode(data, self._whole_base(base) if base is not None else None)
 
     def _whole_base(self, base: str) -> tuple[str, bytes, int] | None:
         """(key, content, stored size) of the whole blob a delta against `base` would use."""
@@ -184,7 +156,7 @@ class BlobStore:
             content = self.get(info.key)
         except BlobUnavailable:
             return None
-        return (info.key, content, info.stored_bytes) if len(content) <= DELTA_MAX_BYTES else None
+        return info.key, content, info.stored_bytes
 
     def _write(self, path: Path, payload: bytes) -> None:
         """Write a blob file atomically and durably: temp, fsync, rename, fsync of the directory."""
@@ -239,7 +211,7 @@ class BlobStore:
 
     def __contains__(self, key: object) -> bool:
         """True if a blob file for `key` exists (without reading it)."""
-        return isinstance(key, str) and bool(_KEY.fullmatch(key)) and self.info(key) is not None
+        return is_key(key) and self.info(key) is not None
 
     def info(self, key: str) -> BlobInfo | None:
         """Return what the blob file of `key` says about itself (size, base), or None if absent."""
@@ -259,8 +231,7 @@ class BlobStore:
             os.close(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        base = head[5:HEADER_BYTES].hex() if head[4:5] == DELTA and len(head) == HEADER_BYTES else None
-        return BlobInfo(key, st.st_size, base, st.st_mtime)
+        return BlobInfo(key, st.st_size, base_in(head), st.st_mtime)
 
     def _read(self, key: str, *, of: str | None = None) -> bytes:
         """The raw bytes of a blob file (`of`: the blob whose base this is, for the error)."""
@@ -286,12 +257,9 @@ class BlobStore:
     def get(self, key: str) -> bytes:
         """Return the content stored under `key`, verified against it (BlobMissing / BlobCorrupt)."""
         raw = self._read(check_key(key))
-        kind, base, frame = _parse(key, raw)
-        dictionary = None
-        if kind == DELTA:
-            assert base is not None
-            dictionary = self._base_content(key, base)
-        content = _decode(key, frame, dictionary)
+        _kind, base, frame = parse(key, raw)
+        dictionary = self._base_content(key, base) if base is not None else None
+        content = decode(key, frame, dictionary)
         if content_key(content) != key:
             raise BlobCorrupt(key, "the content does not match its hash")
         return content
@@ -300,10 +268,10 @@ class BlobStore:
         """The verified content of the whole blob `key` is a delta against."""
         raw = self._read(base, of=key)
         try:
-            base_kind, _, frame = _parse(base, raw)
+            base_kind, _, frame = parse(base, raw)
             if base_kind != WHOLE:
                 raise BlobCorrupt(base, "it is itself a delta")
-            content = _decode(base, frame, None)
+            content = decode(base, frame, None)
         except BlobCorrupt as exc:
             raise BlobCorrupt(key, f"its base {base} is corrupt: {exc.reason}") from None
         if content_key(content) != base:
@@ -358,7 +326,7 @@ class BlobStore:
             except BlobUnavailable as exc:
                 kind: Literal["missing", "corrupt"] = "missing" if isinstance(exc, BlobMissing) else "corrupt"
                 damage.append(BlobDamage(info.key, kind, exc.reason))
-        wanted = {k for k in referenced if _KEY.fullmatch(k)}
+        wanted = {k for k in referenced if is_key(k)}
         damage += [BlobDamage(k, "missing", "the blob is not in the store")
                    for k in sorted(wanted - present)]
         return BlobCheck(len(blobs), tuple(damage))
@@ -369,8 +337,8 @@ class BlobStore:
 
         Never removes a key in `protect`, a blob younger than `min_age_s`, or a base of a kept blob.
         """
-        wanted = {k for k in referenced if _KEY.fullmatch(k)}  # a bad key names no blob
-        guarded = {k for k in protect if _KEY.fullmatch(k)}
+        wanted = {k for k in referenced if is_key(k)}  # a bad key names no blob
+        guarded = {k for k in protect if is_key(k)}
         if not self.root.is_dir():
             return GcReport((), (), 0, 0, 0, False)
         with self._lock(shared=False):
@@ -393,31 +361,6 @@ class BlobStore:
         return GcReport(tuple(removed), tuple(expired), len(stale),
                         sum(by_key[k].stored_bytes for k in removed + expired), left,
                         cap_bytes is not None and left > cap_bytes)
-
-
-def _parse(key: str, raw: bytes) -> tuple[bytes, str | None, bytes]:
-    """Split a blob file into (kind, base key or None, zstd frame); BlobCorrupt if malformed."""
-    if raw[:4] != MAGIC or raw[4:5] not in (WHOLE, DELTA):
-        raise BlobCorrupt(key, "not a blob file (bad header)")
-    if raw[4:5] == WHOLE:
-        return WHOLE, None, raw[5:]
-    if len(raw) < HEADER_BYTES:
-        raise BlobCorrupt(key, "truncated delta header")
-    return DELTA, raw[5:HEADER_BYTES].hex(), raw[HEADER_BYTES:]
-
-
-def _decode(key: str, frame: bytes, dictionary: bytes | None) -> bytes:
-    """Decompress one zstd frame (against a raw dictionary for deltas); BlobCorrupt on any failure."""
-    zstd = _zstd()
-    try:
-        size = zstd.frame_content_size(frame)
-        if size < 0 or size > MAX_CONTENT_BYTES:
-            raise BlobCorrupt(key, f"implausible content size {size}")
-        raw = (zstd.ZstdCompressionDict(dictionary, dict_type=zstd.DICT_TYPE_RAWCONTENT)
-               if dictionary is not None else None)
-        return bytes(zstd.ZstdDecompressor(dict_data=raw).decompress(frame))
-    except zstd.ZstdError as exc:
-        raise BlobCorrupt(key, f"does not decompress: {exc}") from None
 
 
 def _with_bases(keys: set[str], by_key: dict[str, BlobInfo]) -> set[str]:
