@@ -102,3 +102,32 @@ class IndexUnavailable(SessionKeeperError):
     """The SQLite index could not be used; callers fall back to the rollouts."""
 
     name = "index_unavailable"
+
+
+class BlobUnavailable(StoreDamaged):
+    """The content of a blob cannot be returned; `key` names the blob."""
+
+    rpc_code = -32015
+    name = "blob_unavailable"
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"blob {key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+    def to_dict(self) -> dict:
+        """Return the error with the blob key."""
+        return {**super().to_dict(), "blob": self.key}
+
+
+class BlobMissing(BlobUnavailable):
+    """A blob (or the base it is stored against) is not in the store."""
+
+    name = "blob_missing"
+
+
+class BlobCorrupt(BlobUnavailable):
+    """A blob's bytes do not decode, or decode to content that does not match its hash."""
+
+    rpc_code = -32016
+    name = "blob_corrupt"
