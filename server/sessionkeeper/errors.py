@@ -107,7 +107,7 @@ class IndexUnavailable(SessionKeeperError):
 class BlobUnavailable(StoreDamaged):
     """The content of a blob cannot be returned; `key` names the blob."""
 
-    rpc_code = -32015
+    rpc_code = -32016
     name = "blob_unavailable"
 
     def __init__(self, key: str, reason: str) -> None:
@@ -115,7 +115,7 @@ class BlobUnavailable(StoreDamaged):
         self.key = key
         self.reason = reason
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         """Return the error with the blob key."""
         return {**super().to_dict(), "blob": self.key}
 
@@ -129,5 +129,5 @@ class BlobMissing(BlobUnavailable):
 class BlobCorrupt(BlobUnavailable):
     """A blob's bytes do not decode, or decode to content that does not match its hash."""
 
-    rpc_code = -32016
+    rpc_code = -32017
     name = "blob_corrupt"

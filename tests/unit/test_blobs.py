@@ -122,7 +122,7 @@ def test_get_raises_blob_missing_for_an_absent_key(store_dir: Path) -> None:
         BlobStore(store_dir).get("ab" * 32)
     assert info.value.key == "ab" * 32
     assert info.value.to_dict()["blob"] == "ab" * 32
-    assert (info.value.exit_code, info.value.rpc_code) == (74, -32015)
+    assert (info.value.exit_code, info.value.rpc_code) == (74, -32016)
 
 
 def test_a_key_that_is_not_a_sha256_is_refused_before_any_path_is_built(store_dir: Path) -> None:
@@ -152,7 +152,7 @@ def test_get_raises_blob_corrupt_for_damaged_bytes(store_dir: Path, damage: str)
     path.write_bytes(bytes(raw))
     with pytest.raises(BlobCorrupt) as info:
         store.get(key)
-    assert (info.value.exit_code, info.value.rpc_code, info.value.name) == (74, -32016, "blob_corrupt")
+    assert (info.value.exit_code, info.value.rpc_code, info.value.name) == (74, -32017, "blob_corrupt")
     assert [d.kind for d in store.verify().damage] == ["corrupt"]
 
 

@@ -50,9 +50,10 @@ def errors_table() -> list[dict[str, Any]]:
     """Every typed error: its name, JSON-RPC code, CLI exit code and meaning."""
     found: list[type[errors.SessionKeeperError]] = [errors.SessionKeeperError,
                                                      *_subclasses(errors.SessionKeeperError)]
-    rows: dict[str, dict[str, Any]] = {cls.name: {"name": cls.name, "rpc_code": cls.rpc_code, "exit_code": cls.exit_code,
-                       "meaning": (inspect.getdoc(cls) or "").splitlines()[0]}
-            for cls in found if cls is not InvalidParams}
+    rows: dict[str, dict[str, Any]] = {
+        cls.name: {"name": cls.name, "rpc_code": cls.rpc_code, "exit_code": cls.exit_code,
+                   "meaning": (inspect.getdoc(cls) or "").splitlines()[0]}
+        for cls in found if cls is not InvalidParams}
     rows["invalid_params"] = {"name": "invalid_params", "rpc_code": InvalidParams.rpc_code,
                               "exit_code": None, "meaning": inspect.getdoc(InvalidParams)}
     return sorted(rows.values(), key=lambda r: (r["rpc_code"], r["name"]))
