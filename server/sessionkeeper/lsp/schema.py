@@ -21,7 +21,7 @@ import orjson
 
 from .. import errors
 from ..recovery.report import DECISIONS, VERDICTS
-from . import features
+from . import features  # noqa: F401 - registers every method
 from .protocol import NOTIFICATIONS
 from .rpc import METHODS, InvalidParams
 
@@ -34,7 +34,7 @@ BEGIN, END = "<!-- generated from the handlers: begin -->", "<!-- generated from
 
 def _result_type(name: str) -> Any:
     handler = METHODS[name].handler
-    return typing.get_type_hints(handler, vars(features))["return"]
+    return typing.get_type_hints(handler, vars(sys.modules[handler.__module__]))["return"]
 
 
 def _name(kind: Any) -> str:

@@ -1,4 +1,4 @@
-"""Thin handlers for every `session/` method: typed params in, one domain call, a result out.
+"""Thin handlers for the sessions themselves: list, show, start, record, resume, fork, archive...
 
 Registered with `rpc.rpc`; params are structured and errors translated in `rpc.wrap`.
 """
@@ -13,13 +13,13 @@ from collections.abc import Callable
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from ..errors import SessionReadOnly
-from ..events import KEEPER_TYPES, Durability
-from ..recovery.report import Report
-from ..session import Session
-from ..store.recorder import Ack
-from . import convert
-from .protocol import (
+from ...errors import SessionReadOnly
+from ...events import KEEPER_TYPES, Durability
+from ...recovery.report import Report
+from ...session import Session
+from ...store.recorder import Ack
+from .. import convert
+from ..protocol import (
     ArchiveResult,
     CheckResumeParams,
     ClearParams,
@@ -40,8 +40,8 @@ from .protocol import (
     Status,
     ThreadParams,
 )
-from .rpc import InvalidParams, rpc
-from .server import SessionKeeperServer as Server
+from ..rpc import InvalidParams, rpc
+from ..server import SessionKeeperServer as Server
 
 # ---- reading ---------------------------------------------------------------------------------------
 
