@@ -39,6 +39,7 @@ from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
 from .store.fsck import FsckReport, fsck
 from .store.index import ListQuery, ThreadRow
+from .store.quarantine import quarantine_tail
 from .store.reader import Rollout
 from .store.store import Store
 
@@ -265,8 +266,6 @@ class Keeper:
 
     def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
         """Cut the torn tails of a thread off (its lock is held) and say where they went."""
-        from .store.quarantine import quarantine_tail
-
         out = []
         for rollout in replayed.rollouts:
             if rollout.tail is None:

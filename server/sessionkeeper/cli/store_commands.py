@@ -12,6 +12,7 @@ from typing import get_args
 
 import orjson
 
+from ..errors import InvalidEvent, InvalidId
 from ..events import ApprovalMode, SandboxPolicy
 from .common import COMMON, Subparsers, emit, keeper, say
 
@@ -81,8 +82,6 @@ def start_thread(args: argparse.Namespace) -> int:
 
 def record_events(args: argparse.Namespace) -> int:
     """Append JSON lines from stdin; one ack (or error) line per event, the stream goes on."""
-    from ..errors import InvalidEvent, InvalidId
-
     session = keeper(args).attach(args.session)
     code = 0
     try:

@@ -28,15 +28,18 @@ from pygls.protocol import (
 )
 
 from .. import __version__
+from ..recovery.command_hooks import registry_from
 from ..recovery.report import Decision, Report, Verdict
+from ..recovery.subsystems.file_history import FileHistory
 from . import convert
 from .options import ServerOptions
 from .protocol import ResumeResult, Status
+from .rpc import InvalidParams, unstructure
+from .watch import Change, Watcher, file_change_events
 
 if TYPE_CHECKING:
     from ..api import Keeper
     from ..session import Session
-    from .watch import Change, Watcher
 
 log = logging.getLogger("sessionkeeper.lsp")
 
@@ -88,8 +91,7 @@ class SessionKeeperServer(LanguageServer):
     def keeper(self) -> Keeper:
         """The Keeper, created on first need (domain worker only)."""
         if self._keeper is None:
-            from ..api import Keeper
-            from ..recovery.command_hooks import registry_from
+            from ..api import Keeper  # the store, the index, filelock: on first need only
             from ..schema import ClientInfo
 
             name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
@@ -126,8 +128,6 @@ class SessionKeeperServer(LanguageServer):
 
     def workspace_of(self, given: str | None) -> str:
         """The workspace a request is about: the one given, else the folder the editor opened."""
-        from .rpc import InvalidParams
-
         workspace = given or self.workspace_root
         if not workspace:
             raise InvalidParams("workspace: required (no workspace folder is open)")
@@ -157,8 +157,6 @@ class SessionKeeperServer(LanguageServer):
 
     async def notify_status(self, *, force: bool = False) -> None:
         """Send session/didChange if the status changed since the last one sent (or if forced)."""
-        from .rpc import unstructure
-
         status = unstructure(await self.run(self.status))
         if force or status != self._last_status:
             self._last_status = status
@@ -225,8 +223,6 @@ class SessionKeeperServer(LanguageServer):
         if self.watcher is not None and self.watcher.root == root:
             return
         self.stop_watching()
-        from .watch import Watcher
-
         store_root = str(self._keeper.store.layout.root) if self._keeper else None
         self.watcher = Watcher(root, ignore=[store_root] if store_root else [],
                                on_changes=lambda changes: self.submit(self.record_changes, changes))
@@ -240,9 +236,6 @@ class SessionKeeperServer(LanguageServer):
 
     def record_changes(self, changes: list[Change]) -> int:
         """Record watched file changes in the current session (domain worker only); returns count."""
-        from ..recovery.subsystems.file_history import FileHistory
-        from .watch import file_change_events
-
         session = self.session
         if session is None or self.watcher is None:
             return 0
