@@ -77,13 +77,21 @@ class Keeper:
 
     def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
               permissions: Permissions | dict[str, Any] | None = None,
-              model: str | None = None) -> Session:
-        """Start a new thread in `workspace`: capture its git baseline, record session_meta."""
+              model: str | None = None, agent: str | None = None,
+              thread_id: str | None = None) -> Session:
+        """Start a new thread in `workspace`: capture its git baseline, record session_meta.
+
+        `agent` names a framework recording through Session Keeper (listed as such); `thread_id`
+        gives the new thread a chosen id (a validated UUID no other thread has).
+        """
         cwd = _directory(workspace)
+        thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
+        if thread_id is not None and self._exists(thread):
+            raise InvalidEvent(f"thread_id: {thread} is taken")
         meta = SessionMeta(
-            thread_id=ids.new_id(), session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
+            thread_id=thread, session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
-            source="startup",
+            source="startup", agent=agent,
         )
         session = self._open(meta, first_seq=0, state=SessionState())
         session.transition("startup", "new thread")
@@ -101,6 +109,13 @@ class Keeper:
         state.apply(writer.meta)
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
                                    on_close=self._closed))
+
+    def _exists(self, thread: str) -> bool:
+        try:
+            self.store.thread_sessions(thread)
+        except UnknownThread:
+            return False
+        return True
 
     def _adopt(self, session: Session) -> Session:
         self.live[session.thread_id] = session
@@ -131,7 +146,7 @@ class Keeper:
                                    seq=replayed.restored_to_seq) if fork else None,
             cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
             permissions=_permissions(permissions), model=model.get("effective"),
-            title=f"{title} (fork)" if fork and title else title,
+            title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
