@@ -23,7 +23,7 @@ from typing import Any
 from filelock import BaseFileLock
 
 from . import ids
-from .errors import InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
+from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
 from .recovery.assess import assess
 from .recovery.baseline import capture, current_workspace, find_moved
@@ -34,6 +34,7 @@ from .recovery.report import DECISIONS, Decision, Report
 from .recovery.state import SessionState
 from .recovery.subsystems.worktree import Worktree
 from .recovery.summary import ThreadSummary, estimate_state, status_summary, thread_summary
+from .recovery.switch_back import advise
 from .redact import redact_value
 from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
@@ -186,7 +187,10 @@ class Keeper:
         if not rows or workspace is None:  # no workspace: nothing to estimate against
             return [thread_summary(row) for row in rows]
         root = os.path.realpath(workspace)
-        current = capture(root, dirty=False) if os.path.isdir(root) else None
+        try:
+            current = capture(root, dirty=False) if os.path.isdir(root) else None
+        except GitRefused:
+            current = None
         return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
@@ -211,11 +215,19 @@ class Keeper:
                 requested: dict[str, Any] | None) -> Report:
         report = assess(replayed, current_workspace(workspace, requested=requested),
                         thread_id=thread)
-        if any(d.kind == "cwd_missing" for d in report.differences):
+        kinds = {d.kind for d in report.differences}
+        if kinds & {"cwd_missing", "branch", "head"}:
             recorded = replayed.state.get(Worktree).recorded()
-            if recorded is not None and recorded.identity is not None:
+            if recorded is None:
+                return report
+            if "cwd_missing" in kinds and recorded.identity is not None:
                 moved = find_moved(recorded.identity, near=report.workspace)
                 report = dataclasses.replace(report, relocate_to=moved)
+            elif report.verdict == "drift":
+                advice = advise(recorded, root=report.workspace)
+                report = dataclasses.replace(
+                    report, switch_back=advice.command, switch_back_worktree=advice.worktree,
+                    notes=report.notes + ([advice.note] if advice.note else []))
         return report
 
     def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
