@@ -25,8 +25,10 @@ from filelock import BaseFileLock
 from . import ids
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
+from .recovery.advice import advise, head_moved
 from .recovery.assess import assess
-from .recovery.baseline import capture, current_workspace, find_moved
+from .recovery.baseline import capture, current_workspace, find_moved, identity_of
+from .recovery.findings import Difference
 from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
 from .recovery.plan import Action, plan
 from .recovery.replay import Replayed, replay
@@ -34,7 +36,6 @@ from .recovery.report import DECISIONS, Decision, Report
 from .recovery.state import SessionState
 from .recovery.subsystems.worktree import Worktree
 from .recovery.summary import ThreadSummary, estimate_state, status_summary, thread_summary
-from .recovery.switch_back import advise
 from .redact import redact_value
 from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
@@ -53,8 +54,10 @@ class Keeper:
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
                  client: ClientInfo | None = None, hooks: HookRegistry | None = None,
-                 reset_policy: ResetPolicy | str = "none") -> None:
+                 reset_policy: ResetPolicy | str = "none", read_only: bool = False) -> None:
+        """`read_only`: only read the store (nothing created or changed on disk)."""
         self._root = store
+        self.read_only = read_only
         self.durability = Durability(durability)
         self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes)
         self.client = client or ClientInfo(name="sessionkeeper-python")
@@ -65,7 +68,7 @@ class Keeper:
     @cached_property
     def store(self) -> Store:
         """The store, opened on first need."""
-        return Store(self._root)
+        return Store(self._root, read_only=self.read_only)
 
     def _sync_live(self, thread_id: str | None = None) -> None:
         """Write out buffered (`none`) records and index rows of this Keeper's open sessions,
@@ -206,10 +209,22 @@ class Keeper:
             return ids.thread_id(thread_id)
         if not latest:
             raise UnknownThread("name a thread or ask for the latest one")
-        rows = self.rows(workspace=workspace, limit=1)
+        rows = self.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)
         if not rows:
-            raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)}")
+            raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)} "
+                                "or its repository")
         return rows[0].thread_id
+
+    def _rows_of_repository(self, workspace: str) -> list[ThreadRow]:
+        """The newest thread of the same repository recorded elsewhere (a CI checkout, a clone)."""
+        try:
+            found = identity_of(os.path.realpath(workspace))
+        except GitRefused:
+            return []
+        if found is None or not found[1].root_commits:
+            return []
+        self._sync_live()
+        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1))
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
@@ -227,7 +242,8 @@ class Keeper:
                 advice = advise(recorded, root=report.workspace)
                 report = dataclasses.replace(
                     report, switch_back=advice.command, switch_back_worktree=advice.worktree,
-                    notes=report.notes + ([advice.note] if advice.note else []))
+                    notes=report.notes + ([advice.note] if advice.note else []),
+                    differences=[_explained(d, report.workspace) for d in report.differences])
         return report
 
     def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
@@ -348,6 +364,14 @@ class Keeper:
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts."""
         return self.store.rebuild(progress)
+
+
+def _explained(difference: Difference, root: str) -> Difference:
+    """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
+    if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
+        return difference
+    current = difference.current if isinstance(difference.current, str) else None
+    return dataclasses.replace(difference, detail=head_moved(root, difference.recorded, current))
 
 
 def _directory(workspace: str | os.PathLike[str]) -> str:

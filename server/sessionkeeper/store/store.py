@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..events import Durability, Record
 from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
-from .index.sqlite import SqliteBackend
+from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .locks import lock_thread
 from .probe import probe, session_row
@@ -102,9 +102,12 @@ class Store:
     """One store directory: rollouts (truth) plus an index (cache)."""
 
     def __init__(self, root: Path | str | None = None, *,
-                 index_backend: IndexBackend | None = None) -> None:
-        self.layout = Layout(root).ensure()
-        self.backend: IndexBackend = index_backend or SqliteBackend(self.layout.index_path)
+                 index_backend: IndexBackend | None = None, read_only: bool = False) -> None:
+        """`read_only`: nothing is created or changed on disk (the index is kept in memory)."""
+        self.read_only = read_only
+        self.layout = Layout(root) if read_only else Layout(root).ensure()
+        kind = ReadOnlyBackend if read_only else SqliteBackend
+        self.backend: IndexBackend = index_backend or kind(self.layout.index_path)
         self._index: Index | None = None
 
     # ---- index, self-repairing -------------------------------------------------------------
@@ -187,6 +190,9 @@ class Store:
 
     def lock_thread(self, thread_id: str, *, purpose: str = "open for writing") -> BaseFileLock:
         """Take a thread's writer lock now or raise ThreadBusy; the caller releases it."""
+        if self.read_only:
+            raise SessionReadOnly(f"the store {self.layout.root} was opened read-only; "
+                                  f"cannot {purpose}")
         return lock_thread(self.layout, thread_id, purpose=purpose)
 
     def create(self, meta: Record, body: bytes, *, first_seq: int = 0,

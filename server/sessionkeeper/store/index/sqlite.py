@@ -21,6 +21,8 @@ from typing import Any
 import orjson
 
 from ...errors import IndexUnavailable
+from .memory import MemoryIndex
+from .overlay import OverlayIndex
 from .rows import ListQuery, SessionRow, ThreadRow, threads_of
 
 INDEX_VERSION = 3  # 3: rows as values, store-relative paths, agent column
@@ -94,21 +96,34 @@ def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
     return db
 
 
-class SqliteIndex:
-    """One connection to state.db."""
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write (nor create -shm/-wal when there is no live writer)."""
+    _refuse_symlinks(path)
+    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro{immutable}", uri=True, timeout=0.25,
+                         check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    return db
 
-    def __init__(self, path: Path) -> None:
+
+class SqliteIndex:
+    """One connection to state.db (read-only: queries only, for a store this process must not
+    change)."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         try:
-            self.db = _connect(path)
+            self.db = _connect_read_only(path) if read_only else _connect(path)
             self.inode = os.stat(path).st_ino
             with self.db:
-                self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
+                if not read_only:
+                    self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
                 row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-                if row is None:
+                if row is None and not read_only:
                     self.db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                elif row[0] != str(INDEX_VERSION):
-                    raise sqlite3.DatabaseError(f"index version {row[0]} != {INDEX_VERSION}")
+                elif row is None or row[0] != str(INDEX_VERSION):
+                    found = row[0] if row else "none"
+                    raise sqlite3.DatabaseError(f"index version {found} != {INDEX_VERSION}")
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index {path}: {exc}") from exc
 
@@ -252,3 +267,25 @@ class SqliteBackend:
             tmp.unlink(missing_ok=True)
             raise IndexUnavailable(f"index rebuild failed: {exc}") from exc
         return SqliteIndex(path)
+
+
+class ReadOnlyBackend:
+    """state.db read but never written: updates stay in memory, a bad index is rebuilt in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def open(self) -> OverlayIndex:
+        """The existing index behind a memory overlay; IndexUnavailable when missing or unusable."""
+        if not self.path.exists() and not self.path.is_symlink():
+            raise IndexUnavailable("index missing")
+        return OverlayIndex(SqliteIndex(self.path, read_only=True))
+
+    def set_aside(self) -> None:
+        """Nothing moves: the store is not ours to change."""
+
+    def build(self, rows: Sequence[SessionRow]) -> OverlayIndex:
+        """An index held in memory only."""
+        index = OverlayIndex(MemoryIndex())
+        index.replace_all(rows)
+        return index

@@ -1,6 +1,7 @@
-"""How to get back to the recorded branch — advice that works, or none (never a command that fails).
+"""What to tell the user about a git difference: how HEAD moved, and how to get back.
 
-Read-only: it asks git which branches exist and which worktrees hold them; it never checks out.
+Advice works or is not given (never a command that fails). Read-only: it asks git which branches
+exist, which worktrees hold them and which commits lie between two HEADs; it never checks out.
 """
 
 from __future__ import annotations
@@ -55,3 +56,20 @@ def advise(recorded: GitBaseline, *, root: str) -> SwitchBack:
         return SwitchBack(None, f"branch {branch} is checked out in the worktree {elsewhere}: "
                                 "open that worktree instead", elsewhere)
     return SwitchBack(f"git checkout {branch}", None, None)
+
+
+def head_moved(root: str, recorded: str, current: str | None, *, shown: int = 5) -> str:
+    """How HEAD moved since the recording, in words, with the subjects of new commits."""
+    if current is None:
+        return "no commit is checked out now"
+    if gitrun.value(root, "cat-file", "-t", recorded) != "commit":
+        return f"the recorded HEAD {recorded[:10]} is not in this repository"
+    if gitrun.run(root, "merge-base", "--is-ancestor", recorded, current).ok:
+        log = gitrun.run(root, "log", "--format=%h %s", f"{recorded}..{current}")
+        lines = log.text().splitlines() if log.ok else []
+        more = f" (+{len(lines) - shown} more)" if len(lines) > shown else ""
+        return (f"{len(lines)} commit(s) ahead of the recorded HEAD: "
+                + "; ".join(lines[:shown]) + more)
+    if gitrun.run(root, "merge-base", "--is-ancestor", current, recorded).ok:
+        return f"HEAD moved back: {recorded[:10]} is ahead of the checkout"
+    return f"HEAD moved to another line of history ({recorded[:10]} and {current[:10]} diverged)"
