@@ -112,6 +112,12 @@ class IndexUnavailable(SessionKeeperError):
     name = "index_unavailable"
 
 
+class IndexBusy(IndexUnavailable):
+    """Another process holds the index's write lock: nothing is wrong with it, try later."""
+
+    name = "index_busy"
+
+
 class BlobUnavailable(StoreDamaged):
     """The content of a blob cannot be returned; `key` names the blob."""
 
