@@ -197,9 +197,18 @@ class Keeper:
         return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
-        """Rebuild a thread's state from its latest snapshot and the tail after it."""
+        """Rebuild a thread's state from its latest snapshot and the tail after it.
+
+        A rollout that claims the thread's id without continuing it is not folded: it is damage
+        (so a resume is blocked until a human looks), never a silent part of the thread.
+        """
         self._sync_live(thread_id)
-        return replay(self.store.read_thread(thread_id, full=full))
+        replayed = replay(self.store.read_thread(thread_id, full=full))
+        replayed.damaged += [
+            {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
+             "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "
+                       "session of it"} for row in self.store.foreign_sessions(thread_id)]
+        return replayed
 
     # ---- resume / fork / archive -------------------------------------------------------------
 

@@ -219,6 +219,8 @@ class Session:
         """A file path as file history keys it: relative to the workspace, with `/`."""
         root = self.workspace
         full = os.path.normpath(os.path.join(root, path))
+        if os.path.isabs(path):  # the editor may name it through a symlinked workspace path
+            full = os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
         if os.path.commonpath([root, full]) != root:
             raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
         return os.path.relpath(full, root).replace(os.sep, "/")

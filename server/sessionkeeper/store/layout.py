@@ -108,10 +108,13 @@ class Layout:
         return self.root / "state.db"
 
     def ensure(self) -> Layout:
-        """Create the private store directories."""
-        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks",
-                     self.pending):
-            ensure_private_dir(path)
+        """Create the private store directories; StoreDamaged (naming why) if that cannot be."""
+        try:
+            for path in (self.root, self.sessions, self.archived, self.quarantine,
+                         self.root / "locks", self.pending):
+                ensure_private_dir(path)
+        except OSError as exc:
+            raise StoreDamaged(f"cannot use {self.root} as a store: {exc.strerror or exc}") from None
         return self
 
     def lock_path(self, thread_id: str) -> Path:

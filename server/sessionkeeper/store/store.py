@@ -338,13 +338,43 @@ class Store:
         return self._query(lambda index: index.thread(thread))
 
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
-        """Session rows of a thread, oldest first; UnknownThread if there are none."""
+        """Session rows of a thread, oldest first; UnknownThread if there are none.
+
+        Only the thread's chain: its first session, then each session resuming one before it at
+        the next seq. A rollout merely claiming the thread's id is not one of them (`foreign`).
+        """
+        return self._chain(thread_id)[0]
+
+    def foreign_sessions(self, thread_id: str) -> list[SessionRow]:
+        """Rollouts that claim a thread's id without continuing it (crafted or copied in)."""
+        return self._chain(thread_id)[1]
+
+    def _chain(self, thread_id: str) -> tuple[list[SessionRow], list[SessionRow]]:
         thread = ids.thread_id(thread_id)
         rows = [row for row in map(self._followed, self._query(lambda i: i.sessions(thread))) if row]
         rows += [r for r in self._reconcile() if r.thread_id == thread]
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
-        return sorted(rows, key=thread_order)
+        members: dict[str, SessionRow] = {}
+        foreign = []
+        for row in sorted(rows, key=thread_order):
+            if self._continues(row, members):
+                members[row.session_id] = row
+            else:
+                foreign.append(row)
+        return list(members.values()), foreign
+
+    def _continues(self, row: SessionRow, members: dict[str, SessionRow]) -> bool:
+        """The first session of a thread, or one resuming a member at the seq after its last."""
+        if not members:
+            return row.resumed_from is None
+        previous = members.get(row.resumed_from or "")
+        if previous is None:
+            return False
+        if row.first_seq == previous.last_seq + 1:
+            return True
+        fresh = self.probe(str(self.layout.resolve(previous.path)), previous.archived)
+        return isinstance(fresh, SessionRow) and row.first_seq == fresh.last_seq + 1
 
     def _followed(self, row: SessionRow) -> SessionRow | None:
         """A row whose file is gone: found again if another process (un)archived it, else None."""
