@@ -210,3 +210,16 @@ def test_ordinary_mistakes_get_one_line_and_an_exit_code_never_a_traceback(store
                            executable="/bin/bash")
     assert piped.returncode == 10, piped.stderr
     assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr
+
+
+def test_integers_beyond_64_bits_are_refused_never_rounded(store_dir, thread):
+    """Fixture: thread; a record with 2**64 in it, and one with 2**63 - 1."""
+    session = orjson.loads(run(store_dir, "show", thread, "--json").stdout)["sessions"][0]
+    stream = ('{"type": "cost", "model": "m", "input_tokens": 18446744073709551616}\n'
+              '{"type": "cost", "model": "m", "input_tokens": 9223372036854775807}\n')
+    recorded = run(store_dir, "record", "--session", session["session_id"], stdin=stream)
+    first, second = (orjson.loads(line) for line in recorded.stdout.splitlines())
+    assert first["error"] == "invalid_event" and "64-bit" in first["message"]
+    assert "seq" in second
+    rollout = next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
+    assert b"9223372036854775807" in rollout and b"1.8446744073709552e+19" not in rollout

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import get_args
@@ -89,10 +91,10 @@ def record_events(args: argparse.Namespace) -> int:
             if not line.strip():
                 continue
             try:
-                ack = session.record(orjson.loads(line), durability=args.durability)
+                ack = session.record(_exact(line), durability=args.durability)
                 out = {"line": number, "seq": ack.seq, "durability": ack.durability.value,
                        "duplicate": ack.duplicate}
-            except (orjson.JSONDecodeError, InvalidEvent, InvalidId) as exc:
+            except (ValueError, InvalidEvent, InvalidId) as exc:  # JSONDecodeError is a ValueError
                 name = getattr(exc, "name", "invalid_event")
                 out, code = {"line": number, "error": name, "message": str(exc)}, 65
                 print(f"sessionkeeper: line {number}: {name}: {exc}", file=sys.stderr)
@@ -100,6 +102,17 @@ def record_events(args: argparse.Namespace) -> int:
     finally:
         session.close()
     return code
+
+
+_LONG_NUMBER = re.compile(r"\d{19,}")
+
+
+def _exact(line: str) -> object:
+    """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
+    refused as not encodable, never stored rounded)."""
+    if _LONG_NUMBER.search(line):
+        return json.loads(line)  # exact integers; orjson would make them floats
+    return orjson.loads(line)
 
 
 def list_threads(args: argparse.Namespace) -> int:
