@@ -10,7 +10,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import get_args
+from typing import Any, get_args
 
 import orjson
 
@@ -107,7 +107,7 @@ def record_events(args: argparse.Namespace) -> int:
 _LONG_NUMBER = re.compile(r"\d{19,}")
 
 
-def _exact(line: str) -> object:
+def _exact(line: str) -> Any:
     """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
     refused as not encodable, never stored rounded)."""
     if _LONG_NUMBER.search(line):
