@@ -22,8 +22,9 @@ demo: $(STAMP) ## the story: record, crash (kill -9), drift, resume
 
 test: test-python test-extension ## every test: the server's tiers, then the extension's
 
-test-python: $(STAMP) ## lint, then unit, contract, fault, LSP and e2e tests of the server
+test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e2e tests of the server
 	$(VENV)/bin/ruff check server tests
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
 
 test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in code-server + Chromium
@@ -32,6 +33,7 @@ test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in cod
 bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
 	$(PY) tests/benchmarks/bench_startup.py
+	$(PY) tests/benchmarks/bench_blobs.py
 	$(PY) tests/benchmarks/bench_agents.py
 
 clean: ## remove the virtualenv and caches

@@ -10,7 +10,7 @@ class SessionKeeperError(Exception):
     rpc_code = -32603
     name = "internal_error"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         """Return the error as a JSON-able dict for `--json` and JSON-RPC data."""
         return {"error": self.name, "message": str(self)}
 
@@ -31,12 +31,27 @@ class InvalidEvent(SessionKeeperError, ValueError):
     name = "invalid_event"
 
 
+class OperationConflict(InvalidEvent):
+    """An operation id re-used with other arguments: not a re-delivery, nothing is reused."""
+
+    rpc_code = -32015
+    name = "operation_conflict"
+
+
 class InvalidWorkspace(SessionKeeperError, ValueError):
     """A workspace that is not an existing directory."""
 
     exit_code = 64
     rpc_code = -32602
     name = "invalid_workspace"
+
+
+class GitRefused(SessionKeeperError, ValueError):
+    """git will not read the repository (dubious ownership, a bare repository...); says why."""
+
+    exit_code = 64
+    rpc_code = -32018
+    name = "git_refused"
 
 
 class UnknownThread(SessionKeeperError, LookupError):
@@ -95,3 +110,44 @@ class IndexUnavailable(SessionKeeperError):
     """The SQLite index could not be used; callers fall back to the rollouts."""
 
     name = "index_unavailable"
+
+
+class IndexBusy(IndexUnavailable):
+    """Another process holds the index's write lock: nothing is wrong with it, try later."""
+
+    name = "index_busy"
+
+
+class BlobUnavailable(StoreDamaged):
+    """The content of a blob cannot be returned; `key` names the blob."""
+
+    rpc_code = -32016
+    name = "blob_unavailable"
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"blob {key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the error with the blob key."""
+        return {**super().to_dict(), "blob": self.key}
+
+
+class BlobMissing(BlobUnavailable):
+    """A blob (or the base it is stored against) is not in the store."""
+
+    name = "blob_missing"
+
+
+class BlobCorrupt(BlobUnavailable):
+    """A blob's bytes do not decode, or decode to content that does not match its hash."""
+
+    rpc_code = -32017
+    name = "blob_corrupt"
+
+
+class AgentLogUnreadable(StoreDamaged):
+    """An agent's log file (Codex, Claude Code) vanished or cannot be opened; the others are read."""
+
+    name = "agent_log_unreadable"

@@ -1,21 +1,28 @@
-"""The rollout event vocabulary: pydantic models discriminated by `type`, and the schema version.
+"""The rollout record vocabulary: schema version, durability, sources, and one rule per type.
 
-Models validate what arrives from outside (API, CLI, LSP) and generate the JSON Schema.
-Stored records are plain dicts (`{"seq", "ts", "type", ...}`): reading a rollout never builds models.
+Stored records are plain dicts (`{"seq", "ts", "type", ...}`): reading, folding and listing build
+no objects and import no schema. The shape of each record type is defined once, in `schema.py`
+(dataclasses, imported only to build or validate records); `RULES` here says, for every record
+type, who may write it and how it appears in a timeline — a test checks that every record type
+of the schema has exactly one rule.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
-from typing import Annotated, Any, Literal, Union
-
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-
-from .errors import InvalidEvent
+from types import MappingProxyType
+from typing import Any, Literal, get_args
 
 SCHEMA_VERSION = 2
 """Version written to every `session_meta`. 1 = pre-release draft (nested `payload`, no checksum)."""
+
+Record = dict[str, Any]
+"""A stored record as read from a rollout."""
+
+STRICT = {"extra": "forbid", "strict": True, "use_attribute_docstrings": True}
+"""The pydantic config of every record dataclass: no coercion, no unknown fields, documented."""
 
 
 class Durability(str, Enum):
@@ -30,259 +37,142 @@ Source = Literal[
     "startup", "resume", "clear", "compact", "fork", "idle_reset", "archive", "unarchive", "shutdown"
 ]
 """Why a lifecycle transition happened."""
+SOURCES: tuple[str, ...] = get_args(Source)
+
+ApprovalMode = Literal["untrusted", "on-request", "on-failure", "never",
+                       "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+"""Approval modes of Session Keeper and Codex (first four) and Claude Code's permission modes."""
+SandboxPolicy = Literal["read-only", "workspace-write", "danger-full-access"]
+Author = Literal["agent", "user", "external"]
+DEFAULT_APPROVAL: ApprovalMode = "on-request"
+DEFAULT_SANDBOX: SandboxPolicy = "workspace-write"
+DEFAULT_TOOLS = "default"
+PERMISSION_FIELDS = ("approval_mode", "sandbox_policy", "tool_profile")
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+# ---- the workspace values a session_meta carries ----------------------------------------------
 
 
-class Permissions(_Part):
-    """What the agent may do: restored exactly, never inferred from text."""
-
-    approval_mode: str = "on-request"
-    sandbox_policy: str = "workspace-write"
-    tool_profile: str = "default"
-
-
-class RepoIdentity(_Part):
+@dataclass(frozen=True, kw_only=True)
+class RepoIdentity:
     """Identity of a repository that survives a move: root commits and the origin URL."""
 
-    root_commits: list[str] = []
+    __pydantic_config__ = STRICT
+    root_commits: list[str] = field(default_factory=list)
+    """SHAs of the commits without parents (a repository's birth certificate)."""
     remote_url: str | None = None
+    """The `origin` URL, credentials removed."""
 
 
-class GitBaseline(_Part):
-    """Where the session runs: repository, worktree, branch, HEAD and a dirty fingerprint."""
+@dataclass(frozen=True, kw_only=True)
+class GitBaseline:
+    """Where the session runs: repository, worktree, branch, HEAD (and a dirty fingerprint)."""
 
+    __pydantic_config__ = STRICT
     repo_root: str | None = None
+    """The main working tree of the repository."""
     worktree: str | None = None
+    """The working tree the session runs in (differs from repo_root in a linked worktree)."""
     identity: RepoIdentity | None = None
+    """The repository's identity (root commits, remote)."""
     branch: str | None = None
+    """The checked-out branch; None on a detached HEAD."""
     head: str | None = None
+    """The commit HEAD points at."""
     dirty: str | None = None
+    """A digest of the uncommitted changes; None when clean or not captured."""
 
 
-class ForkedFrom(_Part):
-    """The point of the parent thread a fork starts from."""
+# ---- one rule per record type --------------------------------------------------------------------
 
-    thread_id: str
-    session_id: str
-    seq: int
 
+def _meta(r: Record) -> str:
+    parent = r.get("resumed_from") or (r.get("forked_from") or {}).get("thread_id")
+    source = r.get("source", "")
+    how = {"startup": "started", "resume": "resumed from", "fork": "forked from"}.get(source, source)
+    return f"session {how} {parent}" if parent else f"session {how}"
 
-class ClientInfo(_Part):
-    """Which program wrote the session."""
 
-    name: str
-    version: str | None = None
+def _lifecycle(r: Record) -> str:
+    text = f"{r.get('source')}: {r.get('reason', '')}".rstrip(": ")
+    return text + (f" (decision {r['decision']})" if r.get("decision") else "")
 
 
-class TodoItem(_Part):
-    """One todo of the agent."""
+def _verifier(r: Record) -> str:
+    score = f" {r.get('passed')}/{r.get('total')}" if r.get("total") is not None else ""
+    at = f" at {r['checkpoint']}" if r.get("checkpoint") else ""
+    return f"{r.get('kind', 'tests')}{score}{at}"
 
-    id: str
-    text: str
-    status: Literal["pending", "in_progress", "done"] = "pending"
 
+def _todo(r: Record) -> str:
+    items = r.get("items") or []
+    done = sum(1 for i in items if isinstance(i, dict) and i.get("status") == "done")
+    return f"todos {done}/{len(items)} done"
 
-class Event(_Part):
-    """Envelope every record shares; `seq` and `ts` are assigned by the recorder."""
 
-    seq: int | None = None
-    ts: str | None = None
-    data: dict[str, Any] | None = None
+@dataclass(frozen=True)
+class TypeRule:
+    """How Session Keeper treats one record type."""
 
+    writer: Literal["client", "keeper"]
+    """client: any caller may record it; keeper: only Session Keeper itself writes it."""
+    describe: Callable[[Record], str] | None = None
+    """One line for a thread's timeline; None: the type is not shown there."""
 
-class SessionMeta(Event):
-    """Line 1 of every rollout: ids, lineage, workspace baseline, permissions, model, client."""
 
-    type: Literal["session_meta"] = "session_meta"
-    schema_version: int = SCHEMA_VERSION
-    thread_id: str
-    session_id: str
-    resumed_from: str | None = None
-    forked_from: ForkedFrom | None = None
-    source: Source = "startup"
-    cwd: str
-    baseline: GitBaseline | None = None
-    permissions: Permissions = Permissions()
-    model: str | None = None
-    client: ClientInfo | None = None
-    title: str | None = None
+RULES: Mapping[str, TypeRule] = MappingProxyType({
+    "session_meta": TypeRule("keeper", _meta),
+    "lifecycle": TypeRule("keeper", _lifecycle),
+    "snapshot": TypeRule("keeper"),
+    "message": TypeRule("client"),
+    "cost": TypeRule("client"),
+    "operation": TypeRule("client", lambda r: f"{r.get('tool')} {r.get('operation_id')} "
+                                              f"{r.get('status')}"),
+    "todo": TypeRule("client", _todo),
+    "verifier": TypeRule("client", _verifier),
+    "file_change": TypeRule("client", lambda r: f"{r.get('path')} by {r.get('author', 'agent')}"),
+    "compacted": TypeRule("client", lambda r: f"compacted through seq {r.get('through_seq')}"),
+    "title": TypeRule("client", lambda r: str(r.get("title"))),
+    "model": TypeRule("client", lambda r: f"model {r.get('name')}"),
+    "permissions": TypeRule("client",
+                            lambda r: f"{r.get('approval_mode')} / {r.get('sandbox_policy')}"),
+    "baseline": TypeRule("client", lambda r: f"baseline {r.get('branch') or 'detached'} "
+                                             f"@ {(r.get('head') or '-')[:10]}"),
+})
+RECORD_TYPES = frozenset(RULES)
+KEEPER_TYPES = frozenset(t for t, rule in RULES.items() if rule.writer == "keeper")
 
 
-class Lifecycle(Event):
-    """A lifecycle transition with its source, reason and (for resume) the decision taken."""
+def describe(record: Record) -> str | None:
+    """The timeline line of a record, or None when its type is not shown in a timeline."""
+    rule = RULES.get(record.get("type", ""))
+    return rule.describe(record) if rule is not None and rule.describe is not None else None
 
-    type: Literal["lifecycle"] = "lifecycle"
-    source: Source
-    reason: str = ""
-    decision: str | None = None
 
+# ---- records as data -----------------------------------------------------------------------------
 
-class Message(Event):
-    """A conversation message."""
 
-    type: Literal["message"] = "message"
-    role: Literal["user", "assistant", "system", "tool"]
-    text: str
-    message_id: str | None = None
+def plain(value: Any) -> Any:
+    """A record dataclass (or any value) as JSON-able data, without None fields."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(v) for f in fields(value)
+                if (v := getattr(value, f.name)) is not None}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
 
 
-class Operation(Event):
-    """A tool side effect, keyed by `operation_id`: started, then committed or failed."""
-
-    type: Literal["operation"] = "operation"
-    operation_id: str
-    tool: str
-    status: Literal["started", "committed", "failed"]
-    args_digest: str | None = None
-    args: dict[str, Any] | None = None
-    result_persisted: bool = False
-    result: Any = None
-
-
-class Todo(Event):
-    """The whole todo list as it now stands."""
-
-    type: Literal["todo"] = "todo"
-    items: list[TodoItem]
-
-
-class Verifier(Event):
-    """A verification checkpoint: a test run or a review with its findings."""
-
-    type: Literal["verifier"] = "verifier"
-    kind: Literal["tests", "review"] = "tests"
-    passed: int | None = None
-    total: int | None = None
-    findings: list[str] = []
-    checkpoint: str | None = None
-    command: str | None = None
-
-
-class FileChange(Event):
-    """A file version written or seen, with who wrote it."""
-
-    type: Literal["file_change"] = "file_change"
-    path: str
-    before_hash: str | None = None
-    after_hash: str | None = None
-    author: Literal["agent", "user", "external"] = "agent"
-
-
-class Cost(Event):
-    """Tokens and money spent on one model call."""
-
-    type: Literal["cost"] = "cost"
-    model: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    usd: float = 0.0
-
-
-class PermissionsChanged(Permissions, Event):
-    """Permissions as they now stand."""
-
-    type: Literal["permissions"] = "permissions"
-
-
-class ModelChanged(Event):
-    """The model and its overrides as they now stand."""
-
-    type: Literal["model"] = "model"
-    name: str
-    overrides: dict[str, Any] = {}
-
-
-class Compacted(Event):
-    """A summary that replaces the conversation up to `through_seq` (history is kept)."""
-
-    type: Literal["compacted"] = "compacted"
-    summary: str
-    through_seq: int
-
-
-class Title(Event):
-    """The thread's title as it now stands."""
-
-    type: Literal["title"] = "title"
-    title: str
-
-
-class Baseline(GitBaseline, Event):
-    """The workspace baseline refreshed mid-session (e.g. after the agent committed)."""
-
-    type: Literal["baseline"] = "baseline"
-
-
-class Snapshot(Event):
-    """The folded state of every subsystem through `through_seq` of this thread."""
-
-    type: Literal["snapshot"] = "snapshot"
-    through_seq: int
-    state: dict[str, Any]
-    prefix_bytes: int | None = None  # the file's size before this line ...
-    prefix_crc: str | None = None  # ... and the CRC32 of those bytes: damage before it is caught
-
-
-AnyEvent = Annotated[
-    Union[  # noqa: UP007 - pydantic discriminated unions read best this way
-        SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
-        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
-    ],
-    Field(discriminator="type"),
-]
-EVENT_TYPES = frozenset(
-    m.model_fields["type"].default
-    for m in (SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
-              Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot)
-)
-
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyEvent)
-
-
-def validate_event(raw: Any) -> Event:
-    """Validate one event (a dict or a model) from outside; raise InvalidEvent with the reason."""
-    if isinstance(raw, Event):
-        return raw
-    try:
-        return _ADAPTER.validate_python(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "event"
-        raise InvalidEvent(f"{where}: {first['msg']}") from None
-
-
-def event_body(raw: dict[str, Any] | Event) -> bytes:
-    """Validate an event and return its JSON without `seq`/`ts` (the recorder adds those).
-
-    A dict is encoded as given (strict validation guarantees it is already well-typed);
-    a model is dumped without unset optionals.
-    """
-    event = validate_event(raw)
-    if isinstance(raw, Event):
-        return _ADAPTER.dump_json(event, exclude_none=True, exclude={"seq", "ts"})
-    if "seq" in raw or "ts" in raw:
-        raw = {k: v for k, v in raw.items() if k not in ("seq", "ts")}
-    return orjson.dumps(raw)
-
-
-def json_schema() -> dict[str, Any]:
-    """Return the JSON Schema of one rollout line."""
-    schema = _ADAPTER.json_schema()
-    schema["title"] = f"Session Keeper rollout record (schema_version {SCHEMA_VERSION})"
-    return schema
-
-
-def schema_version_of(meta: dict[str, Any]) -> Any:
+def schema_version_of(meta: Record) -> Any:
     """The schema version a `session_meta` record declares (schema 1 nested it in `payload`)."""
     if "schema_version" in meta:
         return meta["schema_version"]
-    return (meta.get("payload") or {}).get("schema_version")
+    payload = meta.get("payload")
+    return payload.get("schema_version") if isinstance(payload, dict) else None
 
 
-def upcast(record: dict[str, Any], version: int) -> dict[str, Any]:
+def upcast(record: Record, version: int) -> Record:
     """Bring a record of an older schema version up to the current one (the one place for this)."""
     if version == 1:
         payload = record.pop("payload", None) or {}
@@ -291,8 +181,3 @@ def upcast(record: dict[str, Any], version: int) -> dict[str, Any]:
         if record.get("type") == "session_meta":
             record["schema_version"] = SCHEMA_VERSION
     return record
-
-
-def dumps(obj: Any) -> bytes:
-    """Encode JSON the one way the project does (orjson; no fallback serializer)."""
-    return orjson.dumps(obj)

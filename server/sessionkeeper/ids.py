@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import NewType
 
 from .errors import InvalidId
+
+ThreadId = NewType("ThreadId", str)
+"""A validated thread id (a canonical lowercase UUID); at the protocol boundary, checked on entry."""
+SessionId = NewType("SessionId", str)
+"""A validated session id (a canonical lowercase UUID)."""
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _OPERATION = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -22,14 +28,14 @@ def _checked(raw: object, pattern: re.Pattern[str], what: str, shape: str) -> st
     return raw
 
 
-def thread_id(raw: object) -> str:
+def thread_id(raw: object) -> ThreadId:
     """Return `raw` if it is a canonical lowercase UUID thread id, else raise InvalidId."""
-    return _checked(raw, _UUID, "thread id", "a lowercase UUID")
+    return ThreadId(_checked(raw, _UUID, "thread id", "a lowercase UUID"))
 
 
-def session_id(raw: object) -> str:
+def session_id(raw: object) -> SessionId:
     """Return `raw` if it is a canonical lowercase UUID session id, else raise InvalidId."""
-    return _checked(raw, _UUID, "session id", "a lowercase UUID")
+    return SessionId(_checked(raw, _UUID, "session id", "a lowercase UUID"))
 
 
 def operation_id(raw: object) -> str:

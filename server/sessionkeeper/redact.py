@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -49,8 +50,12 @@ def placeholder(kind: str, secret: str) -> str:
 def redact_text(text: str) -> str:
     """Replace every credential-shaped substring of `text`."""
     for kind, pattern in _SHAPES:
-        text = pattern.sub(lambda m, k=kind: placeholder(k, m.group(0)), text)
+        text = pattern.sub(_replacer(kind), text)
     return text
+
+
+def _replacer(kind: str) -> Callable[[re.Match[str]], str]:
+    return lambda match: placeholder(kind, match.group(0))
 
 
 def redact_value(value: Any, key: str | None = None) -> Any:

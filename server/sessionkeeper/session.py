@@ -1,28 +1,41 @@
-"""A live, writable session of a thread, as an agent harness uses it in-process."""
+"""A live, writable session of a thread, as an agent harness uses it in-process.
+
+Invariants: records are validated, redacted and appended, then folded into the live state in seq
+order under one lock (fsync waits happen outside it, so they are shared); an acknowledgement is
+exactly true — a record is acknowledged once it reached its durability, and a failing automatic
+snapshot after it never turns it into an error; a re-delivered operation is acknowledged with its
+first seq and never written again, and one re-delivered with other arguments is a conflict.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import orjson
 
-from .errors import InvalidEvent
-from .events import Durability, Event, event_body
-from .ids import operation_id as valid_operation_id
+from . import ids
+from .errors import InvalidEvent, OperationConflict, SessionKeeperError
+from .events import KEEPER_TYPES, Durability, Record, Source, plain
+from .recovery.baseline import PathEscapesRoot, capture, file_hash
+from .recovery.lifecycle import HookRegistry, HookRun
+from .recovery.state import SessionState
+from .recovery.subsystems.operations import Operations
+from .recovery.summary import StatusSummary, status_summary
 from .redact import redact_json
+from .schema import Event, Lifecycle
 from .store.recorder import Ack
 
 if TYPE_CHECKING:
-    from .api import Keeper
-    from .recovery.state import SessionState
+    from .store.reader import Rollout
     from .store.store import SessionWriter
 
-
-_OWN_TYPES = frozenset({"session_meta", "snapshot", "lifecycle"})
+log = logging.getLogger("sessionkeeper.session")
 
 
 def args_digest(args: Any) -> str:
@@ -30,28 +43,44 @@ def args_digest(args: Any) -> str:
     return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionPolicy:
+    """How a session records: redaction on or off, and when it snapshots."""
+
+    redact: bool = True
+    snapshot_min_bytes: int = 256 * 1024
+
+
 @dataclass(frozen=True)
 class OperationTicket:
     """What to do about a tool call: run it, reuse a recorded result, or ask a human."""
 
     operation_id: str
-    action: str  # "run" | "reuse" | "in_doubt"
+    action: Literal["run", "reuse", "in_doubt"]
     result: Any = None
     seq: int | None = None
+
+
+class Transition(NamedTuple):
+    """A recorded lifecycle transition and what its hooks did."""
+
+    ack: Ack
+    hooks: HookRun
 
 
 class Session:
     """Records events for one run of a thread; folds them into the live state as it goes."""
 
-    def __init__(self, keeper: Keeper, writer: SessionWriter, state: SessionState) -> None:
-        self.keeper = keeper
+    def __init__(self, writer: SessionWriter, state: SessionState, *, policy: SessionPolicy,
+                 hooks: HookRegistry, on_close: Callable[[Session], None] | None = None) -> None:
         self.writer = writer
         self.state = state
+        self.policy = policy
+        self.hooks = hooks
+        self._on_close = on_close
         self._since_snapshot = 0  # bytes appended since the last snapshot
         self._snapshot_bytes = 0  # size of the last snapshot
-        # Appending and folding happen under one lock, so the state folds records in seq order
-        # even when several threads record at once; fsync waits happen outside it (group commit).
-        self._order = threading.RLock()
+        self._order = threading.RLock()  # append + fold in seq order
 
     @property
     def thread_id(self) -> str:
@@ -68,18 +97,25 @@ class Session:
         """The rollout file of this session."""
         return str(self.writer.path)
 
-    def record(self, event: dict[str, Any] | Event, *, durability: Durability | None = None) -> Ack:
+    @property
+    def workspace(self) -> str:
+        """The workspace the session runs in."""
+        return str(self.writer.meta["cwd"])
+
+    # ---- recording ------------------------------------------------------------------------------
+
+    def record(self, event: Record | Event, *, durability: Durability | None = None) -> Ack:
         """Validate, redact and append one event; returns once `durability` is reached."""
         return self.record_many([event], durability=durability)[0]
 
-    def record_own(self, event: Event, *, durability: Durability | None = None) -> Ack:
-        """Record one of Session Keeper's own records (a lifecycle transition); Keeper only."""
-        return self.record_many([event], durability=durability, own=True)[0]
-
-    def record_many(self, events: list[dict[str, Any] | Event], *,
-                    durability: Durability | None = None, own: bool = False) -> list[Ack]:
+    def record_many(self, events: list[Record | Event], *,
+                    durability: Durability | None = None) -> list[Ack]:
         """Append events in order (one write); a re-delivered operation is acknowledged with the
         seq of its first delivery and counted as a duplicate, never written again."""
+        return self._record(events, durability=durability, own=False)
+
+    def _record(self, events: list[Record | Event], *, durability: Durability | None,
+                own: bool) -> list[Ack]:
         prepared = [self._body(event, own=own) for event in events]  # validate all, then write
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
@@ -91,7 +127,7 @@ class Session:
     def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
-        first_in_batch: dict[tuple[str, str], int] = {}
+        first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
         for kind, body in prepared:
             if kind == "operation":
                 record = orjson.loads(body)
@@ -101,9 +137,11 @@ class Session:
                     plan.append(("known", known, record))
                     continue
                 if key in first_in_batch:
-                    plan.append(("again", first_in_batch[key], record))
+                    index, digest = first_in_batch[key]
+                    _same_args(record, digest)
+                    plan.append(("again", index, record))
                     continue
-                first_in_batch[key] = len(bodies)
+                first_in_batch[key] = (len(bodies), record.get("args_digest"))
             plan.append(("new", len(bodies), None))
             bodies.append(body)
         lazy = Durability.WRITTEN if level is Durability.DURABLE else level
@@ -120,33 +158,79 @@ class Session:
             out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: dict[str, Any] | Event, *, own: bool = False) -> tuple[str, bytes]:
-        """(type, the encoded and redacted body); the server's own record types are refused."""
-        kind = event.get("type") if isinstance(event, dict) else getattr(event, "type", None)
-        if isinstance(kind, str) and kind in _OWN_TYPES and not own:
+    def _body(self, event: Record | Event, *, own: bool = False) -> tuple[str, bytes]:
+        """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
+        from .validate import event_body  # pydantic: only once something is recorded
+
+        data = plain(event) if isinstance(event, Event) else event
+        kind = data.get("type") if isinstance(data, dict) else None
+        if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
-        if isinstance(event, dict) and kind == "operation":
+        if isinstance(data, dict):
+            data = self._completed(kind, data)
+        body = event_body(data)
+        return str(kind), redact_json(body) if self.policy.redact else body
+
+    def _completed(self, kind: object, event: Record) -> Record:
+        """An event with what the contract needs filled in or checked against the thread."""
+        if kind == "operation":
+            ids.operation_id(event.get("operation_id"))
             if "args" in event and "args_digest" not in event:
                 event = {**event, "args_digest": args_digest(event["args"])}
-            valid_operation_id(event.get("operation_id"))
-        if isinstance(event, dict) and kind == "file_change" and isinstance(event.get("path"), str):
+            self._check_transition(event)
+        elif kind == "file_change" and isinstance(event.get("path"), str):
             event = {**event, "path": self._workspace_path(event["path"])}
-        body = event_body(event)
-        return kind, redact_json(body) if self.keeper.redact else body
+            if "after_hash" not in event and not event.get("deleted"):
+                event = {**event, **self._hash_now(event["path"])}
+        elif kind == "baseline" and set(event) == {"type"}:
+            event = {**event, **self._baseline_now()}
+        elif kind == "compacted" and isinstance(event.get("through_seq"), int) \
+                and event["through_seq"] > self.writer.last_seq:
+            raise InvalidEvent(f"through_seq: {event['through_seq']} lies beyond the thread "
+                               f"(last seq {self.writer.last_seq})")
+        return event
+
+    def _check_transition(self, event: Record) -> None:
+        """A final status after another final status is a contradiction, not a redelivery."""
+        entry = self.state.get(Operations).lookup(str(event["operation_id"]))
+        status = event.get("status")
+        if entry is None or status == "started" or status in entry["statuses"]:
+            return
+        if entry["status"] in ("committed", "failed"):
+            raise InvalidEvent(f"status: operation {event['operation_id']} already "
+                               f"{entry['status']}; it cannot be {status} too")
+
+    def _hash_now(self, path: str) -> Record:
+        """The file's hash at record time (a file_change without one means: read the file now)."""
+        try:
+            digest = file_hash(self.workspace, path)
+        except PathEscapesRoot as exc:
+            raise InvalidEvent(f"path: {exc}") from None
+        return {"after_hash": digest} if digest is not None else {"deleted": True}
+
+    def _baseline_now(self) -> Record:
+        """The workspace's baseline now (a `baseline` record without fields means: capture it)."""
+        now = capture(self.workspace)
+        if now is None:
+            raise InvalidEvent(f"baseline: {self.workspace} is not inside a git repository")
+        return dict(plain(now))
 
     def _workspace_path(self, path: str) -> str:
         """A file path as file history keys it: relative to the workspace, with `/`."""
-        root = self.writer.meta["cwd"]
+        root = self.workspace
         full = os.path.normpath(os.path.join(root, path))
+        if os.path.isabs(path):  # the editor may name it through a symlinked workspace path
+            full = os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
         if os.path.commonpath([root, full]) != root:
             raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
         return os.path.relpath(full, root).replace(os.sep, "/")
 
-    def _delivered(self, record: dict[str, Any]) -> Ack | None:
+    def _delivered(self, record: Record) -> Ack | None:
         """The ack of an earlier delivery of the same (operation_id, status), if any."""
-        entry = self.state["operations"].lookup(record["operation_id"])
+        entry = self.state.get(Operations).lookup(record["operation_id"])
         if entry is None or record["status"] not in entry["statuses"]:
             return None
+        _same_args(record, entry["args_digest"])
         seq = entry["started_seq"] if record["status"] == "started" else entry["seq"]
         return Ack(seq, Durability.WRITTEN)
 
@@ -156,20 +240,30 @@ class Session:
             record["seq"] = ack.seq
             self.state.apply(record)
         self._since_snapshot += sum(map(len, bodies))
-        if self._since_snapshot >= max(2 * self._snapshot_bytes, self.keeper.snapshot_min_bytes):
-            self._snapshot_locked()
+        if self._since_snapshot >= max(2 * self._snapshot_bytes, self.policy.snapshot_min_bytes):
+            try:
+                self._snapshot_locked()
+            except SessionKeeperError as exc:  # the records are written: their acks stand
+                log.warning("automatic snapshot of %s failed (retried later): %s",
+                            self.session_id, exc)
 
     # ---- operations: record before the side effect, reuse after ----------------------------------
 
     def begin_operation(self, operation_id: str, tool: str, args: Any = None) -> OperationTicket:
-        """Durably record `started` before a side effect; reuse or flag a known operation instead."""
-        entry = self.state["operations"].lookup(valid_operation_id(operation_id))
+        """Durably record `started` before a side effect; reuse or flag a known operation instead.
+
+        Raises OperationConflict when the id is known with other arguments: nothing is reused.
+        """
+        entry = self.state.get(Operations).lookup(ids.operation_id(operation_id))
         if entry is not None:
+            if args is not None:
+                _same_args({"operation_id": operation_id, "args_digest": args_digest(args)},
+                           entry["args_digest"])
             if entry["status"] in ("committed", "failed"):
                 return OperationTicket(operation_id, "reuse", entry.get("result"), entry["seq"])
             return OperationTicket(operation_id, "in_doubt", None, entry["started_seq"])
-        event = {"type": "operation", "operation_id": operation_id, "tool": tool,
-                 "status": "started"}
+        event: Record = {"type": "operation", "operation_id": operation_id, "tool": tool,
+                         "status": "started"}
         if args is not None:
             event["args"] = args
         ack = self.record(event, durability=Durability.DURABLE)
@@ -179,7 +273,7 @@ class Session:
 
     def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:
         """Durably record that an operation committed (or failed), with its result."""
-        entry = self.state["operations"].lookup(valid_operation_id(operation_id))
+        entry = self.state.get(Operations).lookup(ids.operation_id(operation_id))
         tool = entry["tool"] if entry else "unknown"
         return self.record({"type": "operation", "operation_id": operation_id, "tool": tool,
                             "status": "committed" if ok else "failed",
@@ -188,13 +282,22 @@ class Session:
 
     def refresh_baseline(self) -> Ack:
         """Record the workspace's git baseline as it is now (after the agent moved HEAD)."""
-        from .recovery.baseline import capture
-
-        now = capture(self.writer.meta["cwd"])
-        event = {"type": "baseline", **(now.model_dump(mode="json") if now else {})}
-        return self.record(event, durability=Durability.DURABLE)
+        return self.record({"type": "baseline"}, durability=Durability.DURABLE)
 
     # ---- lifecycle ----------------------------------------------------------------------------
+
+    def transition(self, source: Source, reason: str, *, decision: str | None = None,
+                   context: Record | None = None) -> Transition:
+        """Record a lifecycle event durably, then fire the hooks for `source` (failures isolated)."""
+        ack = self._record([Lifecycle(source=source, reason=reason, decision=decision)],
+                           durability=Durability.DURABLE, own=True)[0]
+        run = self.hooks.run(source, {"thread_id": self.thread_id, "session_id": self.session_id,
+                                      "workspace": self.workspace, **(context or {})})
+        if run.failures:
+            note = Lifecycle(source=source, reason="hook failures",
+                             data={"hook_failures": run.failures, "of_seq": ack.seq})
+            self._record([note], durability=None, own=True)
+        return Transition(ack, run)
 
     def snapshot(self) -> Ack:
         """Write the folded state of every subsystem, so the next read starts here.
@@ -207,9 +310,11 @@ class Session:
             return self._snapshot_locked()
 
     def _snapshot_locked(self) -> Ack:
+        from .validate import event_body
+
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
-        self.writer.summary = state["summary"]
+        self.writer.summary = dict(state["summary"])
         recorder = self.writer.recorder
         recorder.flush()  # buffered records first: the prefix the snapshot vouches for is on disk
         body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
@@ -219,7 +324,7 @@ class Session:
         self.state.through_seq = ack.seq
         return ack
 
-    def carry_snapshot_budget(self, rollout: Any) -> None:
+    def carry_snapshot_budget(self, rollout: Rollout) -> None:
         """Continue the snapshot policy of a re-attached session from what its rollout holds."""
         if rollout.from_snapshot and rollout.records:
             self._snapshot_bytes = len(orjson.dumps(rollout.records[0]))
@@ -227,17 +332,17 @@ class Session:
 
     def clear(self, reason: str = "") -> Ack:
         """Drop the conversation context; cost, model, permissions and the file stay."""
-        return self.keeper.transition(self, "clear", reason)
+        return self.transition("clear", reason).ack
 
     def compact(self, summary: str) -> Ack:
         """Record a summary replacing the conversation so far (history stays in the log)."""
-        self.keeper.transition(self, "compact", "")
+        self.transition("compact", "")
         return self.record({"type": "compacted", "summary": summary,
                             "through_seq": self.writer.last_seq})
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> StatusSummary:
         """What a status bar or a listing shows about this session."""
-        return self.keeper.summary_of(self.state, self.writer.meta)
+        return status_summary(self.state, self.writer.meta)
 
     def flush(self) -> None:
         """Write out buffered (`none`) records and refresh this session's index row."""
@@ -247,13 +352,13 @@ class Session:
 
     def close(self) -> None:
         """Snapshot (when enough was written since the last one), flush, fsync, release the thread."""
-        if self.keeper.live.get(self.thread_id) is self:
-            del self.keeper.live[self.thread_id]
+        if self._on_close is not None:
+            self._on_close(self)
         if self.writer.recorder.read_only_reason is None:
             if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
                 self.snapshot()
             else:
-                self.writer.summary = self.summary()
+                self.writer.summary = dict(self.summary())
         self.writer.close()
 
     def __enter__(self) -> Session:
@@ -261,3 +366,11 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _same_args(record: Record, digest: str | None) -> None:
+    """Raise OperationConflict when a re-delivered operation names other arguments."""
+    given = record.get("args_digest")
+    if given is not None and digest is not None and given != digest:
+        raise OperationConflict(f"operation {record['operation_id']} was recorded with other "
+                                "arguments; it is not the same operation (use a new operation id)")

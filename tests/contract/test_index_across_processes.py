@@ -27,7 +27,7 @@ def test_two_keepers_in_one_process_keep_sqlite_locking_intact(store_dir, repo):
     """Fixture: two Keepers on one store in this process, another process listing."""
     first, second = Keeper(store_dir), Keeper(store_dir)
     first.start(repo, title="first").close()
-    second.list()  # a second connection in this process: must not drop the first one's locks
+    second.rows()  # a second connection in this process: must not drop the first one's locks
     assert [t["title"] for t in orjson.loads(cli(store_dir, "list", "--json").stdout)] == ["first"]
     first.start(repo, title="second").close()
     listed = orjson.loads(cli(store_dir, "list", "--json").stdout)
@@ -48,7 +48,8 @@ def test_a_reindex_elsewhere_never_hides_what_a_long_lived_process_writes(store_
     two.close()
     fresh = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
     assert fresh.restored_to_seq == two.writer.last_seq
-    assert fresh.todos["done"] == 1 and fresh.verifier["tests"]["passed"] == 9
+    state = {name: sub.summary for name, sub in fresh.subsystems.items()}
+    assert state["todos"]["done"] == 1 and state["verifier"]["tests"]["passed"] == 9
 
 
 def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir, repo):
@@ -63,4 +64,4 @@ def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir,
     cli(store_dir, "reindex")
     report = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
     assert report.restored_to_seq == two.writer.last_seq
-    assert report.todos["done"] == 1
+    assert report.subsystems["todos"].summary["done"] == 1

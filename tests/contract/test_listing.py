@@ -18,12 +18,13 @@ def test_listing_estimates_ok_drift_and_blocked_without_reading_rollouts(store_d
     foreign = keeper.start(elsewhere, title="foreign")
     foreign.close()
     (store_dir / "sessions").rename(store_dir / "away")  # listing must not read rollouts
-    states = {t["title"]: t["state"] for t in keeper.threads(workspace=str(repo))}
+    states = {t.title: t.state for t in keeper.threads(workspace=str(repo))}
     assert states == {"here": "ok", "on other": "drift"}
     listed = keeper.threads(workspace=str(repo), limit=1)
-    assert [t["title"] for t in listed] == ["on other"]
-    assert listed[0]["forked_from"] is None and listed[0]["archived"] is False
-    all_threads = {t["title"]: t["state"] for t in keeper.threads()}
+    assert [t.title for t in listed] == ["on other"]
+    assert listed[0].forked_from is None and listed[0].archived is False
+    assert listed[0].state_reason == "branch other → fix/payment"
+    all_threads = {t.title: t.state for t in keeper.threads()}
     assert all_threads == {"here": None, "on other": None, "foreign": None}
     (store_dir / "away").rename(store_dir / "sessions")
 
@@ -36,7 +37,7 @@ def test_listing_estimates_blocked_when_another_repository_took_the_path(store_d
         if n == 1:
             Keeper(store_dir).start(place, title="old repo").close()
             __import__("shutil").rmtree(place)
-    assert [t["state"] for t in Keeper(store_dir).threads(workspace=str(place))] == ["blocked"]
+    assert [t.state for t in Keeper(store_dir).threads(workspace=str(place))] == ["blocked"]
 
 
 def test_a_fork_is_titled_as_a_fork(store_dir, repo):
@@ -46,7 +47,7 @@ def test_a_fork_is_titled_as_a_fork(store_dir, repo):
     thread.close()
     fork = keeper.fork(thread.thread_id)
     fork.close()
-    titles = sorted(t["title"] for t in keeper.threads(workspace=str(repo)))
+    titles = sorted(t.title for t in keeper.threads(workspace=str(repo)))
     assert titles == ["fix payment", "fix payment (fork)"]
-    forked = next(t for t in keeper.threads(workspace=str(repo)) if t["title"].endswith("(fork)"))
-    assert forked["forked_from"]["thread_id"] == thread.thread_id
+    forked = next(t for t in keeper.threads(workspace=str(repo)) if t.title.endswith("(fork)"))
+    assert forked.forked_from is not None and forked.forked_from["thread_id"] == thread.thread_id

@@ -16,11 +16,12 @@ def test_buffered_none_records_are_seen_by_check_fork_and_list(store_dir, repo):
     session.record({"type": "todo", "items": [{"id": "1", "text": "t", "status": "done"}]})
     session.record({"type": "verifier", "kind": "tests", "passed": 7, "total": 9})
     report = keeper.check_resume(session.thread_id, workspace=str(repo))
-    assert report.todos["done"] == 1 and report.verifier["tests"]["passed"] == 7
+    state = {name: sub.summary for name, sub in report.subsystems.items()}
+    assert state["todos"]["done"] == 1 and state["verifier"]["tests"]["passed"] == 7
     fork = keeper.fork(session.thread_id)
     assert fork.summary()["tests"] == {"passed": 7, "total": 9}
     fork.close()
-    listed = {t["title"]: t["event_count"] for t in keeper.list()}
+    listed = {t.title: t.event_count for t in keeper.rows()}
     assert listed["buffered"] == session.writer.last_seq
     session.close()
 
@@ -77,7 +78,7 @@ def test_a_rebuild_follows_threads_archived_and_started_while_it_scanned(store_d
             started.append(fresh.thread_id)
 
     Store(store_dir).rebuild(progress=meanwhile)
-    titles = {t["title"] for t in Keeper(store_dir).list(include_archived=True)}
+    titles = {t.title for t in Keeper(store_dir).rows(include_archived=True)}
     assert titles == {"old", "started during the scan"}
     assert Keeper(store_dir).replay(old.thread_id).meta["title"] == "old"
     assert Keeper(store_dir).unarchive(old.thread_id) == 1

@@ -10,6 +10,7 @@ import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.recovery.lifecycle import Hook
+from sessionkeeper.recovery.subsystems import REGISTRY
 from sessionkeeper.store.reader import read_rollout
 
 from ..conftest import git, init_repo
@@ -31,14 +32,16 @@ def test_identical_environment_resumes_ok_with_every_state_restored(seeded, repo
     report = keeper.check_resume(thread, workspace=str(repo))
     assert report.verdict == "ok"
     assert report.differences == [] and report.invalidated == []
-    assert (report.todos["done"], report.todos["total"]) == (1, 3)
-    assert (report.verifier["tests"]["passed"], report.verifier["tests"]["total"]) == (7, 9)
+    state = {name: sub.summary for name, sub in report.subsystems.items()}
+    assert (state["todos"]["done"], state["todos"]["total"]) == (1, 3)
+    assert (state["verifier"]["tests"]["passed"], state["verifier"]["tests"]["total"]) == (7, 9)
     assert report.rerun_verifier is False
-    assert report.cost["total"]["usd"] == pytest.approx(0.042)
-    assert report.permissions == {"approval_mode": "on-request",
-                                  "sandbox_policy": "workspace-write", "tool_profile": "coding"}
-    assert report.model["effective"] == "gpt-5"
-    assert report.attribution["agent"] == ["payment.py", "test_payment.py"]
+    assert state["cost"]["total"]["usd"] == pytest.approx(0.042)
+    assert state["permissions"] == {"approval_mode": "on-request",
+                                    "sandbox_policy": "workspace-write", "tool_profile": "coding"}
+    assert state["model"]["effective"] == "gpt-5"
+    assert state["attribution"]["agent"] == ["payment.py", "test_payment.py"]
+    assert set(report.subsystems) == set(REGISTRY)  # every registered subsystem is reported
     assert [o["operation_id"] for o in report.in_doubt_operations] == ["op-deploy-1"]
 
 
@@ -169,7 +172,7 @@ def test_lost_index_is_rebuilt_with_the_same_verdict(seeded, repo, store_dir):
     before = keeper.check_resume(thread, workspace=str(repo)).to_json()
     (store_dir / "state.db").unlink()
     fresh = Keeper(store_dir)
-    assert [t["thread_id"] for t in fresh.list()] == [thread]
+    assert [t.thread_id for t in fresh.rows()] == [thread]
     assert fresh.check_resume(thread, workspace=str(repo)).to_json() == before
 
 
@@ -240,7 +243,7 @@ def test_permissions_changed_between_runs_is_drift(seeded, repo):
                         "tool_profile": "coding"}})
     assert report.verdict == "drift"
     assert [d.kind for d in report.differences] == ["permissions"]
-    assert report.permissions["approval_mode"] == "on-request"  # restored, not guessed
+    assert report.subsystems["permissions"].summary["approval_mode"] == "on-request"  # restored, not guessed
 
 
 def test_compacted_history_restores_the_summary_not_the_replaced_messages(store_dir, repo):
@@ -326,8 +329,8 @@ def test_resume_never_cuts_a_line_a_live_writer_is_still_writing(store_dir, repo
 
 def test_two_torn_tails_at_the_same_offset_are_both_kept(store_dir, repo):
     """Fixture: a crashed seed session torn twice at the same offset (two crashes, two resumes)."""
+    from sessionkeeper.store.quarantine import quarantine_tail
     from sessionkeeper.store.reader import read_rollout
-    from sessionkeeper.store.repair import quarantine_tail
     from sessionkeeper.store.store import Store
 
     session = record_seed(Keeper(store_dir), repo)
@@ -336,7 +339,7 @@ def test_two_torn_tails_at_the_same_offset_are_both_kept(store_dir, repo):
     for torn in (b'{"seq":9,"first crash', b'{"seq":9,"second'):
         with open(session.writer.path, "ab") as handle:
             handle.write(torn)
-        quarantine_tail(store, read_rollout(session.writer.path))
+        quarantine_tail(store.layout, read_rollout(session.writer.path))
     kept = sorted(p.read_bytes() for p in (store_dir / "quarantine").iterdir())
     assert kept == [b'{"seq":9,"first crash', b'{"seq":9,"second']
 
@@ -344,8 +347,8 @@ def test_two_torn_tails_at_the_same_offset_are_both_kept(store_dir, repo):
 def test_quarantine_uses_the_file_as_it_is_under_the_lock_not_a_stale_read(store_dir, repo):
     """Fixture: a crashed seed session with a torn tail, read; then another writer repaired it
     and appended acknowledged records before the quarantine took the lock."""
+    from sessionkeeper.store.quarantine import quarantine_tail
     from sessionkeeper.store.reader import read_rollout
-    from sessionkeeper.store.repair import quarantine_tail
     from sessionkeeper.store.store import Store
 
     keeper = Keeper(store_dir)
@@ -360,7 +363,7 @@ def test_quarantine_uses_the_file_as_it_is_under_the_lock_not_a_stale_read(store
     later.writer.recorder.close()
     later.writer._lock.release()
     grown = session.writer.path.read_bytes()
-    assert quarantine_tail(Store(store_dir), stale) is None
+    assert quarantine_tail(Store(store_dir).layout, stale) is None
     assert session.writer.path.read_bytes() == grown
     assert read_rollout(session.writer.path).records[-1]["text"] == "acknowledged later"
 
@@ -371,7 +374,7 @@ def test_resuming_from_another_directory_of_the_same_repository_is_drift(store_d
     sub.mkdir(parents=True)
     keeper = Keeper(store_dir)
     keeper.start(sub, title="billing").close()
-    thread = keeper.list()[0]["thread_id"]
+    thread = keeper.rows()[0].thread_id
     report, session = keeper.resume(thread, workspace=str(repo))
     assert report.verdict == "drift" and session is None
     assert [(d.kind, d.recorded, d.current) for d in report.differences] == [
@@ -388,7 +391,7 @@ def test_resume_keeps_the_models_overrides(store_dir, repo):
     thread = session.thread_id
     for _ in range(2):
         report, session = keeper.resume(thread, workspace=str(repo))
-        assert report.model["overrides"] == {"temperature": 0.2, "reasoning": "high"}
+        assert report.subsystems["model"].summary["overrides"] == {"temperature": 0.2, "reasoning": "high"}
         assert session.state["model"].summary()["overrides"] == {"temperature": 0.2,
                                                                  "reasoning": "high"}
         session.close()

@@ -72,11 +72,11 @@ def test_archive_moves_rollouts_and_unarchive_brings_them_back(store_dir, repo):
     keeper = Keeper(store_dir)
     thread = record_seed(keeper, repo, close=True).thread_id
     assert keeper.archive(thread) == 1
-    assert keeper.list() == []
-    assert [t["archived"] for t in keeper.list(include_archived=True)] == [1]
+    assert keeper.rows() == []
+    assert [t.archived for t in keeper.rows(include_archived=True)] == [True]
     assert list((store_dir / "archived_sessions").rglob("rollout-*.jsonl"))
     assert keeper.unarchive(thread) == 1
-    assert [t["thread_id"] for t in keeper.list()] == [thread]
+    assert [t.thread_id for t in keeper.rows()] == [thread]
     assert not list((store_dir / "archived_sessions").rglob("rollout-*.jsonl"))
 
 
@@ -102,7 +102,7 @@ def test_fsck_finds_and_repairs_every_kind_of_divergence(store_dir, repo, tmp_pa
     assert repaired.repaired
     again = Keeper(store_dir).fsck()
     assert again.clean, again
-    assert sorted(t["thread_id"] for t in Keeper(store_dir).list()) == sorted(
+    assert sorted(t.thread_id for t in Keeper(store_dir).rows()) == sorted(
         [sessions[0].thread_id, sessions[2].thread_id])
 
 
@@ -122,7 +122,7 @@ def test_a_corrupt_index_is_set_aside_and_rebuilt_when_listing(store_dir, repo):
     for side in ("state.db-wal", "state.db-shm"):
         (store_dir / side).unlink(missing_ok=True)
     (store_dir / "state.db").write_bytes(b"this is not a database" * 100)
-    assert [t["thread_id"] for t in Keeper(store_dir).list()] == [thread]
+    assert [t.thread_id for t in Keeper(store_dir).rows()] == [thread]
     assert list(store_dir.glob("state.db.corrupt-*"))
 
 
@@ -173,7 +173,7 @@ def test_an_index_that_fails_mid_query_is_rebuilt_and_asked_again(store_dir, rep
     db.write_bytes(bytes(data))
     fresh = Keeper(store_dir)
     fresh.store.index()  # opens fine: the damage is only met by the listing query
-    assert sorted(t["thread_id"] for t in fresh.list()) == threads
+    assert sorted(t.thread_id for t in fresh.rows()) == threads
     assert list(store_dir.glob("state.db.corrupt-*"))
 
 
@@ -188,8 +188,8 @@ def test_secrets_in_titles_and_secret_named_keys_never_reach_the_store(store_dir
                                                           "GITHUB_TOKEN": "plain-looking-value"}}})
     session.close()
     keeper.resume(session.thread_id, workspace=str(repo))[1].close()
-    keeper.list()
+    keeper.rows()
     blob = b"".join(p.read_bytes() for p in store_dir.rglob("*") if p.is_file())
     for secret in (token, "hunter2-prod", "plain-looking-value"):
         assert secret.encode() not in blob, secret
-    assert keeper.list()[0]["title"].startswith("deploy with [REDACTED:github_token:")
+    assert keeper.rows()[0].title.startswith("deploy with [REDACTED:github_token:")

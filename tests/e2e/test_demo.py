@@ -27,13 +27,15 @@ def test_demo_tells_the_whole_story(tmp_path):
                                                           "file_changed"]
     ok = steps[5]["report"]
     assert ok["verdict"] == "ok" and ok["continued"] is True
-    assert (ok["todos"]["done"], ok["todos"]["total"]) == (1, 3)
-    assert (ok["verifier"]["tests"]["passed"], ok["verifier"]["tests"]["total"]) == (7, 9)
+    todos, tests = ok["subsystems"]["todos"]["summary"], ok["subsystems"]["verifier"]["summary"]
+    assert (todos["done"], todos["total"]) == (1, 3)
+    assert (tests["tests"]["passed"], tests["tests"]["total"]) == (7, 9)
     assert ok["rerun_verifier"] is False
-    assert ok["cost"]["total"]["usd"] == 0.045
-    assert ok["permissions"]["approval_mode"] == "on-request"
-    assert ok["model"]["effective"] == "gpt-5"
-    assert ok["attribution"]["agent"] == ["payment.py", "test_payment.py"]
+    state = {name: sub["summary"] for name, sub in ok["subsystems"].items()}
+    assert state["cost"]["total"]["usd"] == 0.045
+    assert state["permissions"]["approval_mode"] == "on-request"
+    assert state["model"]["effective"] == "gpt-5"
+    assert state["attribution"]["agent"] == ["payment.py", "test_payment.py"]
     assert [o["operation_id"] for o in ok["in_doubt_operations"]] == ["op-deploy-staging"]
     stale = steps[6]["report"]
     assert stale["rerun_verifier"] is True

@@ -24,7 +24,7 @@ import sys
 import time
 
 from sessionkeeper.api import Keeper
-from sessionkeeper.events import event_body
+from sessionkeeper.validate import event_body
 
 # the sizes of the peer probe (reliability.md §2 vii): large lines are the ones a kill can tear
 SIZES = (200, 500, 900, 3_000, 6_000, 70_000, 300_000)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
+from sessionkeeper.store.quarantine import quarantine_tail
 from sessionkeeper.store.reader import Status, read_latest, read_rollout
-from sessionkeeper.store.repair import quarantine_tail
 from sessionkeeper.store.store import Store
 
 from ..conftest import FIXTURES
@@ -116,7 +117,7 @@ def test_quarantine_cuts_the_torn_tail_off_and_keeps_its_bytes(tmp_path):
     """Fixture: rollouts/torn_tail copied into a temporary store."""
     store, path = _store_with(tmp_path, "torn_tail")
     torn = path.read_bytes()[fixture_path("intact").stat().st_size:]
-    done = quarantine_tail(store, read_rollout(path))
+    done = quarantine_tail(store.layout, read_rollout(path))
     assert path.read_bytes() == fixture_path("intact").read_bytes()
     assert Path(done.path).read_bytes() == torn
     assert oct(Path(done.path).stat().st_mode & 0o777) == "0o600"
@@ -129,7 +130,7 @@ def test_lost_index_is_rebuilt_and_the_thread_listed(tmp_path):
     assert not store.layout.index_path.exists()
     threads = store.list_threads(__import__("sessionkeeper.store.index", fromlist=["ListQuery"])
                                  .ListQuery())
-    assert [(t["thread_id"], t["title"], t["event_count"]) for t in threads] == [
+    assert [(t.thread_id, t.title, t.event_count) for t in threads] == [
         ("7b0c4a52-3f7e-4c1e-9a43-1f2d5e6a7b80", "fix payment rounding", 5)]
 
 
@@ -145,3 +146,30 @@ def test_one_bad_file_never_blocks_listing_the_others(tmp_path):
     assert counts["unindexable"] == 2  # empty + missing meta: reported by fsck, not listed
     assert len(store.list_threads(__import__("sessionkeeper.store.index",
                                              fromlist=["ListQuery"]).ListQuery())) == 1
+
+
+def test_a_rollout_claiming_another_threads_id_never_joins_it(tmp_path, repo):
+    """Fixture: a real thread; a crafted rollout with the victim's thread_id and seq 10**9."""
+    from sessionkeeper.api import Keeper
+    from sessionkeeper.store.codec import frame
+
+    store_dir = tmp_path / "store"
+    keeper = Keeper(store_dir)
+    victim = keeper.start(repo, title="victim")
+    victim.record({"type": "todo", "items": [{"id": "1", "text": "real", "status": "done"}]})
+    victim.close()
+    crafted = {"type": "session_meta", "schema_version": 2, "thread_id": victim.thread_id,
+               "session_id": "00000000-0000-4000-8000-0000000000ee", "cwd": str(repo),
+               "source": "resume", "title": "hijacked"}
+    body = orjson.dumps({k: v for k, v in crafted.items()})
+    line = frame(10**9, b"2026-12-01T00:00:00.000Z", body)
+    todo = frame(10**9 + 1, b"2026-12-01T00:00:00.000Z",
+                 b'{"type":"todo","items":[{"id":"x","text":"evil","status":"pending"}]}')
+    day = next((store_dir / "sessions").rglob("rollout-*.jsonl")).parent
+    (day / "rollout-20261201T000001000Z-00000000-0000-4000-8000-0000000000ee.jsonl").write_bytes(
+        line + todo)
+    report = Keeper(store_dir).check_resume(victim.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d["kind"] for d in report.damaged] == ["foreign_session"]
+    assert report.subsystems["todos"].summary["items"][0]["text"] == "real"
+    assert report.title == "victim"

@@ -167,11 +167,12 @@ def _check_trial(store: Path, workspace: Path, thread: Path, path: Path, acked: 
     assert path.stat().st_size == (tail.offset if tail else len(data)), why
     index = Store(store)
     index.rebuild()
-    listed = {row["thread_id"] for row in index.list_threads(ListQuery(include_archived=True))}
+    listed = {row.thread_id for row in index.list_threads(ListQuery(include_archived=True))}
     assert str(thread) in listed, f"{why}: thread missing from the rebuilt index"
     return tail is not None
 
 
+@pytest.mark.slow
 def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path, workspace):
     """K1: TRIALS real SIGKILLs at random moments; half through the API, half the bare writer."""
     rng = random.Random(SEED)

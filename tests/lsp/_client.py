@@ -70,7 +70,7 @@ class Client:
 async def start_client(store: Path, home: Path, *, workspace: Path | None,
                        options: dict[str, Any] | None = None, progress: bool = True,
                        ask: bool = True, answer: str | None = None) -> Client:
-    """Spawn `python -m sessionkeeper.lsp.server --stdio` and initialize it."""
+    """Spawn `python -m sessionkeeper serve --stdio` (what the editor runs) and initialize it."""
     lsp = LanguageClient(converter_factory=raw_json_converter)
     register_lsp_features(lsp)
     client = Client(lsp)
@@ -85,7 +85,7 @@ async def start_client(store: Path, home: Path, *, workspace: Path | None,
         return client._on_ask(params)
 
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "sessionkeeper.lsp.server", "--stdio"],
+        server_command=[sys.executable, "-m", "sessionkeeper", "serve", "--stdio"],
         server_env=server_env(store, home), client_factory=lambda: lsp)
     await asyncio.wait_for(config.start(), TIMEOUT)
     window = types.WindowClientCapabilities(

@@ -11,9 +11,12 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from sessionkeeper.lsp import convert
-from sessionkeeper.lsp.handlers import dispatch
+from sessionkeeper.lsp.app import dispatch
+from sessionkeeper.lsp.options import ServerOptions
+from sessionkeeper.lsp.rpc import InvalidParams
 from sessionkeeper.lsp.server import DID_CHANGE, SessionKeeperServer
 from sessionkeeper.lsp.watch import Change, file_change_events, hash_changes
+from sessionkeeper.recovery.summary import ThreadSummary
 
 
 @pytest.fixture
@@ -21,7 +24,7 @@ def server(store_dir: Path, repo: Path) -> Iterator[SessionKeeperServer]:
     """A server object on `store_dir` with `repo` as its workspace; notifications captured."""
     ls = SessionKeeperServer(store=str(store_dir))
     ls.workspace_root = str(repo)
-    ls.options = {"watch": False}
+    ls.options = ServerOptions(watch=False)
     ls.sent = []
     ls.protocol.notify = lambda method, params=None: ls.sent.append((method, params))
     yield ls
@@ -154,11 +157,10 @@ async def test_watched_changes_recorded_through_the_domain_worker(
 
 def test_cursor_round_trips_and_rejects_foreign_text() -> None:
     """No fixture."""
-    row = {"last_activity": "2026-01-01T00:00:00.000Z",
-           "thread_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12}
-    assert convert.decode_cursor(convert.encode_cursor(row)) == (row["last_activity"],
-                                                                 row["thread_id"])
-    with pytest.raises(convert.InvalidParams):
+    row = ThreadSummary(last_activity="2026-01-01T00:00:00.000Z",
+                        thread_id="0" * 8 + "-0000-4000-8000-" + "0" * 12)
+    assert convert.decode_cursor(convert.encode_cursor(row)) == (row.last_activity, row.thread_id)
+    with pytest.raises(InvalidParams):
         convert.decode_cursor("%%%")
 
 

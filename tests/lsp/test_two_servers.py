@@ -47,11 +47,12 @@ async def test_second_server_gets_thread_busy_and_the_log_is_not_corrupted(
                                                       "decision": "continue"})
     assert resumed["session_id"] and resumed["thread_id"] == thread
 
-    rows = Store(store).thread_sessions(thread)
+    opened = Store(store)
+    rows = opened.thread_sessions(thread)
     assert len(rows) == 2
     for row in rows:
-        rollout = read_rollout(Path(row["path"]))
+        rollout = read_rollout(opened.layout.resolve(row.path))
         assert rollout.status is Status.OK and rollout.damage == [] and rollout.tail is None
-    first_log = read_rollout(Path(rows[0]["path"]))
+    first_log = read_rollout(opened.layout.resolve(rows[0].path))
     seqs = [first_log.meta["seq"], *(r["seq"] for r in first_log.records)]
     assert seqs == list(range(len(seqs)))

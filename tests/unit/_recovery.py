@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sessionkeeper.events import plain
 from sessionkeeper.recovery.baseline import capture, current_workspace
 from sessionkeeper.recovery.subsystems.base import Workspace
 
@@ -23,7 +24,7 @@ def meta(root: Path, *, seq: int = 0, **fields: Any) -> dict[str, Any]:
     """Return a session_meta record for a session started in `root` (baseline captured now)."""
     baseline = capture(root)
     return rec(seq, "session_meta", schema_version=2, thread_id=THREAD, session_id=SESSION,
-               cwd=str(root), baseline=baseline.model_dump() if baseline else None, **fields)
+               cwd=str(root), baseline=plain(baseline) if baseline else None, **fields)
 
 
 def folded(cls: type, *records: dict[str, Any]) -> Any:

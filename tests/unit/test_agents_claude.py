@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from sessionkeeper import agents
-from sessionkeeper.events import SessionMeta, validate_event
 from sessionkeeper.recovery.replay import replay
+from sessionkeeper.schema import SessionMeta
 from sessionkeeper.store.reader import Status
+from sessionkeeper.validate import validate_event
 from tests.conftest import git, init_repo
 from tests.unit._agents import (
     context,

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from sessionkeeper.recovery.lifecycle import DEFAULT_RESET_POLICY, ResetPolicy
+from sessionkeeper.api import Keeper
+from sessionkeeper.recovery.lifecycle import ResetPolicy
 
 UTC = timezone.utc
 NOON = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
 
 
-def test_default_policy_is_none_and_never_resets() -> None:
-    """Fixture: a week of inactivity."""
-    assert DEFAULT_RESET_POLICY is ResetPolicy.NONE
-    assert ResetPolicy.NONE.due(NOON - timedelta(days=7), NOON) is None
+def test_a_keeper_resets_nothing_by_default_even_after_a_week(tmp_path) -> None:
+    """Fixture: a Keeper made without a reset policy; a week of inactivity."""
+    policy = Keeper(tmp_path / "store").reset_policy
+    assert policy.due(NOON - timedelta(days=7), NOON) is None
 
 
 def test_idle_policy_resets_after_the_idle_limit() -> None:

@@ -10,17 +10,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Agent, AgentFile, AgentLogUnreadable, Checkpoint, LineDamage, LineTail, Read, SessionSummary
-
-_REGISTRY: dict[str, Agent] = {}
-
-
-def register(agent: Agent) -> Agent:
-    """Make an agent known by its name; return it."""
-    if agent.name in _REGISTRY:
-        raise ValueError(f"agent {agent.name!r} registered twice")
-    _REGISTRY[agent.name] = agent
-    return agent
+from .agent import Agent
+from .base import (
+    AgentFile,
+    AgentLogUnreadable,
+    Changes,
+    Checkpoint,
+    LineDamage,
+    LineTail,
+    Read,
+    SessionSummary,
+)
+from .registry import REGISTRY, register
 
 
 def _load() -> None:
@@ -32,14 +33,14 @@ def _load() -> None:
 def get(name: str) -> Agent:
     """The agent called `name`; KeyError when there is none."""
     _load()
-    return _REGISTRY[name]
+    return REGISTRY[name]
 
 
 def names() -> list[str]:
     """The names of every known agent, sorted."""
     _load()
-    return sorted(_REGISTRY)
+    return sorted(REGISTRY)
 
 
-__all__ = ["Agent", "AgentFile", "AgentLogUnreadable", "Checkpoint", "LineDamage", "LineTail", "Read",
-           "SessionSummary", "get", "names", "register"]
+__all__ = ["Agent", "AgentFile", "AgentLogUnreadable", "Changes", "Checkpoint", "LineDamage", "LineTail",
+           "Read", "SessionSummary", "get", "names", "register"]

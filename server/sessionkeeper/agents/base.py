@@ -1,10 +1,8 @@
-"""The one interface every agent format implements, and the values it hands to the index.
+"""The values agent formats hand to the index and to recovery: files, checkpoints, reads, summaries.
 
-An agent module (codex.py, claude.py, ...) says where the agent keeps its logs (`default_roots`,
-`discover`), how to fold one of its JSON lines into our records (`translator`) and how the agent
-resumes a session (`resume_command`); reading — incremental, streaming, tolerant — is shared
-(`reading.read_file`). Invariants: nothing here writes under an agent's root; a `Checkpoint` is
-JSON-able and is all an incremental re-read needs; `SessionSummary` is what a listing shows.
+Invariants: a `Checkpoint` is JSON-able and is all an incremental re-read needs; `SessionSummary`
+is what a listing shows; `Read.rollout()` is the store.reader.Rollout recovery folds. The
+interface every agent implements is `agent.Agent`.
 """
 
 from __future__ import annotations
@@ -12,30 +10,22 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from ..errors import StoreDamaged
-from .lines import MAX_LINE
+from ..errors import AgentLogUnreadable as AgentLogUnreadable  # the agents package re-exports it
+from ..events import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from ..store.reader import Rollout
-    from .translate import Translator
 
 CHECKPOINT_VERSION = 1
 _CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 AGENT_NAMESPACE = uuid.UUID("5f0c3f7e-2b8e-4d2a-9a51-6c1d3e7b9a40")
 """uuid5 namespace of the session ids Session Keeper derives for agent files."""
-
-
-class AgentLogUnreadable(StoreDamaged):
-    """An agent's log file vanished or cannot be opened; the other files are read as usual."""
-
-    name = "agent_log_unreadable"
 
 
 @dataclass(frozen=True)
@@ -182,6 +172,8 @@ class Read:
     tail: LineTail | None = None
     lines_parsed: int = 0
     bytes_read: int = 0
+    meta_factory: Callable[[], dict[str, Any] | None] | None = field(default=None, compare=False,
+                                                                     repr=False)
 
     @property
     def summary(self) -> SessionSummary:
@@ -194,17 +186,23 @@ class Read:
 
         Built on first use from the checkpoint's state (a listing never needs it).
         """
-        from .reading import meta_of
-
-        return meta_of(self.file, self.checkpoint.state)
+        return self.meta_factory() if self.meta_factory is not None else None
 
     def rollout(self) -> Rollout:
         """The file as a store.reader.Rollout in our vocabulary (only for a full read)."""
         if self.mode != "full":
             raise ValueError(f"a {self.mode} read holds no whole rollout; read without a checkpoint")
-        from .reading import to_rollout
+        from ..store.reader import Damage, Rollout, Status, Tail
 
-        return to_rollout(self)
+        status = {"ok": Status.OK, "damaged": Status.DAMAGED, "no_meta": Status.NO_META,
+                  "empty": Status.EMPTY}[self.summary.status]
+        damage = [Damage(d.line, d.kind, d.detail) for d in self.damage]
+        if self.meta is None and status is Status.NO_META:
+            damage.insert(0, Damage(1, "no_meta", f"no {self.file.agent} session id found in the file"))
+        t = self.tail
+        tail = Tail(t.line, t.offset, t.length, t.reason) if t is not None else None
+        return Rollout(path=self.file.path, status=status, meta=self.meta, records=list(self.records),
+                       damage=damage, tail=tail, size=self.checkpoint.size, schema_version=SCHEMA_VERSION)
 
 
 def roots_from_env(env_var: str, defaults: Sequence[str], env: Mapping[str, str] | None = None) -> list[Path]:
@@ -236,83 +234,3 @@ def canonical_uuid(raw: object) -> str | None:
         return str(uuid.UUID(raw))
     except ValueError:
         return None
-
-
-class Agent(ABC):
-    """One agent format: where its files are, how a line maps to our records, how it resumes."""
-
-    name: ClassVar[str]
-
-    @abstractmethod
-    def default_roots(self, env: Mapping[str, str] | None = None) -> list[Path]:
-        """The agent's own roots from its environment variables and defaults."""
-
-    @abstractmethod
-    def entries(self, root: Path) -> Iterator[Entry]:
-        """The agent's files under one root as cheap tuples, in no order; lists, never stats or opens."""
-
-    def stat_entries(self, root: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
-        """entries() with each file's stat (None when it vanished); agents may do this faster."""
-        for entry in self.entries(root):
-            try:
-                yield entry, os.stat(entry[0])
-            except OSError:
-                yield entry, None
-
-    def discover(self, roots: Sequence[Path] | None = None) -> Iterator[AgentFile]:
-        """Yield the agent's files under `roots` (default_roots() when None), sorted by path."""
-        for root in self.default_roots() if roots is None else roots:
-            for entry in sorted(self.entries(root)):
-                yield self.file_of(root, entry)
-
-    def file_of(self, root: Path, entry: Entry) -> AgentFile:
-        """The AgentFile of one entry."""
-        path, kind, archived, parent, companions = entry
-        return AgentFile(self.name, kind, Path(path), root, archived=archived, parent=parent,
-                         companions=tuple(Path(c) for c in companions))
-
-    @abstractmethod
-    def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
-        """A translator for `file`, fresh (state None) or continuing from a checkpoint's state."""
-
-    @abstractmethod
-    def resume_command(self, thread_id: str) -> list[str]:
-        """The agent's own command that resumes the thread (run in the thread's cwd)."""
-
-    def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
-             max_line: int = MAX_LINE) -> Read:
-        """Read `file`: only the appended bytes when `checkpoint` still matches, else all of it."""
-        from .reading import read_file
-
-        return read_file(self, file, checkpoint, max_line=max_line)
-
-    def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:
-        """Read all of `file` as a Rollout, ready for recovery.replay."""
-        return self.read(file, max_line=max_line).rollout()
-
-    def changes(self, roots: Sequence[Path] | None = None, *,
-                checkpoints: Mapping[str, Checkpoint]) -> Changes:
-        """Which files to read again: every listed file is stat'ed against its checkpoint (by path).
-
-        The cheap stat-based skip an index needs on every listing: a file whose size, mtime and
-        inode match its checkpoint (and that has no companion files) is neither opened nor turned
-        into objects. The caller then reads `changed` one at a time (and may report progress).
-        """
-        from .reading import changes
-
-        return changes(self, self.default_roots() if roots is None else roots, checkpoints)
-
-    def scan(self, roots: Sequence[Path] | None = None, *,
-             checkpoints: Mapping[str, Checkpoint] | None = None,
-             max_line: int = MAX_LINE) -> Iterator[tuple[AgentFile, Read | AgentLogUnreadable]]:
-        """Discover and read every file (incrementally where `checkpoints[str(path)]` is given).
-
-        A file that vanished or cannot be opened yields its AgentLogUnreadable in place of a Read,
-        and the others are read as usual.
-        """
-        known = checkpoints or {}
-        for file in self.discover(roots):
-            try:
-                yield file, self.read(file, known.get(str(file.path)), max_line=max_line)
-            except AgentLogUnreadable as exc:
-                yield file, exc

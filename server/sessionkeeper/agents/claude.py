@@ -16,12 +16,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
+from .agent import Agent
+from .base import AgentFile, Entry, canonical_uuid, roots_from_env
 from .claude_files import best_title, claude_meta, legacy_todos, listing, subagent_meta
 from .claude_tools import ClaudeTools
 from .live import CONVERSATION, Chain
+from .registry import register
 from .translate import MESSAGE_CAP, Record, Translator, capped, one_line, text_of
-from .vocab import set_fact
+from .vocab import permissions, set_fact
 
 _SKIPPED = frozenset({
     "queue-operation", "api-request", "api-request-blob", "api-request-shape", "tools-used",
@@ -76,7 +78,7 @@ class ClaudeTranslator(ClaudeTools):
                      first_prompt=None, calls={}, edits={}, tasks={}, task_calls={},
                      todo_digest=None, seen=[], cost_state={}, compact_through=None,
                      legacy_todo=None, subagent=None, facts={}, chain={"leaf": None, "tips": []},
-                     place_ts=None, model_ts=None, cost_ts=None)
+                     place_ts=None, model_ts=None, cost_ts=None, sandboxed=None)
         return state
 
     def feed(self, number: int, line: dict[str, Any]) -> None:
@@ -166,9 +168,14 @@ class ClaudeTranslator(ClaudeTools):
         if not isinstance(mode, str) or mode == self.state["mode"]:
             return
         self.state["mode"] = mode
-        set_fact(self.state, "permissions", "claude permissionMode", ts)
-        self.emit("permissions", ts, {"approval_mode": mode, "sandbox_policy": "unknown",
-                                      "tool_profile": "unknown"}, tag=tag)
+        set_fact(self.state, "permissions", "claude permissionMode (+ toolUseResult.sandboxed)", ts)
+        self.emit("permissions", ts, self.permissions(), tag=tag)
+
+    def permissions(self) -> dict[str, Any]:
+        """Permission mode as approval; a tool result's `sandboxed` flag as the sandbox (else unknown)."""
+        sandboxed = self.state["sandboxed"]
+        sandbox = None if sandboxed is None else "workspace-write" if sandboxed else "danger-full-access"
+        return permissions(self.state["mode"], sandbox)
 
     def _title(self, kind: str, line: dict[str, Any], ts: str | None) -> None:
         key = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}[kind]
@@ -332,8 +339,6 @@ def _int(value: object) -> int:
 
 
 def _register() -> None:
-    from . import register
-
     register(ClaudeAgent())
 
 

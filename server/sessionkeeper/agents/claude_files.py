@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..events import SCHEMA_VERSION
 from .base import AgentFile, Entry
 from .lines import open_ro
-from .translate import SCHEMA_VERSION, Record, digest
-from .vocab import todo_items
+from .translate import Record, digest
+from .vocab import todo_items, unknown_permissions
 
 if TYPE_CHECKING:
     from .claude import ClaudeTranslator
@@ -96,7 +97,8 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     cwd, branch = st["cwd"] or "", st["branch"]
     baseline = ({"repo_root": cwd, "worktree": cwd, "identity": None, "branch": branch, "head": None}
                 if branch else None)
-    unknown = ["head", "dirty", "identity", "sandbox_policy", "tool_profile"]
+    perms = tr.permissions()
+    unknown = ["head", "dirty", "identity", *unknown_permissions(perms)]
     if baseline is None:
         unknown.append("baseline")
     title = best_title(st)
@@ -111,8 +113,7 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
         "schema_version": SCHEMA_VERSION, "thread_id": thread,
         "session_id": tr.session_id_of(thread),
         "source": "startup", "cwd": cwd, "baseline": baseline,
-        "permissions": {"approval_mode": st["mode"] or "unknown", "sandbox_policy": "unknown",
-                        "tool_profile": "unknown"},
+        "permissions": perms,
         "model": st["model"], "client": {"name": "claude", "version": st["version"]},
         "title": tr.redacted(title),
         "data": {"agent": agent, "facts": _facts(st), "unknown": unknown,

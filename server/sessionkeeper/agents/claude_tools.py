@@ -21,6 +21,10 @@ EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path
 class ClaudeTools(Translator):
     """The tool half of the Claude translator (its state keys: calls, edits, tasks, task_calls)."""
 
+    def permissions(self) -> dict[str, Any]:
+        """The permissions as they now stand (the translator knows the mode)."""
+        raise NotImplementedError
+
     def _call(self, block: dict[str, Any], ts: str | None, tag: str | None) -> None:
         raw_id = block.get("id")
         op_id = operation_id(raw_id)
@@ -57,6 +61,11 @@ class ClaudeTools(Translator):
                                     "result_persisted": True}, tag=tag)
         raw = line.get("toolUseResult")
         result: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        sandboxed = line.get("sandboxed")  # Claude Code 2.1 says whether the tool ran sandboxed
+        if isinstance(sandboxed, bool) and sandboxed != st["sandboxed"]:
+            st["sandboxed"] = sandboxed
+            if st["mode"] is not None:
+                self.emit("permissions", ts, self.permissions(), tag=tag)
         if st["edits"]:
             edit = st["edits"].pop(op_id, None)
             if edit is not None and not failed:

@@ -13,8 +13,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, AgentFile, Entry, canonical_uuid, roots_from_env
+from .agent import Agent
+from .base import AgentFile, Entry, canonical_uuid, roots_from_env
 from .codex_meta import as_int, change_kind, codex_meta, failed, harness, loads, sandbox_name
+from .registry import register
 from .translate import (
     Record,
     Translator,
@@ -24,7 +26,7 @@ from .translate import (
     operation_id,
     text_of,
 )
-from .vocab import as_text, new_facts, patch_paths, relative_to, set_fact, todo_items
+from .vocab import as_text, new_facts, patch_paths, permissions, relative_to, set_fact, todo_items
 
 _SKIPPED_ITEMS = frozenset({"reasoning", "web_search_call", "tool_search_call", "tool_search_output",
                             "image_generation_call", "ghost_snapshot"})
@@ -83,6 +85,7 @@ class CodexTranslator(Translator):
                      client=None, origin={}, forked_from=None, model=None, overrides={},
                      permissions=None, title=None, first_prompt=None, usage_source=None,
                      last_total=None, calls={}, patches={}, todo_digest=None, facts=new_facts(),
+                     raw_permissions=None,
                      inherited_meta=0)
         return state
 
@@ -135,9 +138,10 @@ class CodexTranslator(Translator):
         approval = p.get("approval_policy")
         sandbox = p.get("sandbox_policy")
         if approval is not None or sandbox is not None:
-            perms = {"approval_mode": as_text(approval) if approval is not None else "unknown",
-                     "sandbox_policy": sandbox_name(sandbox) if sandbox is not None else "unknown",
-                     "tool_profile": "unknown"}
+            raw = {"approval_policy": as_text(approval) if approval is not None else None,
+                   "sandbox_policy": sandbox_name(sandbox) if sandbox is not None else None}
+            perms = permissions(raw["approval_policy"], raw["sandbox_policy"])
+            st["raw_permissions"] = raw
             if perms != st["permissions"]:
                 st["permissions"] = perms
                 self.emit("permissions", ts, dict(perms))
@@ -273,7 +277,10 @@ class CodexTranslator(Translator):
         if not deleted:  # the log never says what the file holds afterwards
             data["unknown"] = ["after_hash"]
         cwd = self.state["cwd"] or self.state["meta_cwd"] or ""
-        self.emit("file_change", ts, {"path": relative_to(path, cwd), "author": "agent", "data": data})
+        fields: Record = {"path": relative_to(path, cwd), "author": "agent", "data": data}
+        if deleted:
+            fields["deleted"] = True  # no after_hash: the file must be absent
+        self.emit("file_change", ts, fields)
 
     def _token_count(self, p: dict[str, Any], ts: str | None) -> None:
         st = self.state
@@ -338,8 +345,6 @@ _HANDLERS = {
 
 
 def _register() -> None:
-    from . import register
-
     register(CodexAgent())
 
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .translate import SCHEMA_VERSION, Record, text_of
-from .vocab import as_text, redact_url
+from ..events import SCHEMA_VERSION
+from .translate import Record, text_of
+from .vocab import as_text, redact_url, unknown_permissions
 
 if TYPE_CHECKING:
     from .codex import CodexTranslator
@@ -36,8 +37,8 @@ def codex_meta(tr: CodexTranslator) -> Record | None:
                     "branch": git.get("branch"), "head": git.get("commit_hash")}
         if not git.get("commit_hash"):
             unknown.append("head")
-    perms = st["permissions"] or {"approval_mode": "unknown", "sandbox_policy": "unknown",
-                                  "tool_profile": "unknown"}
+    perms = st["permissions"] or {"tool_profile": "unknown"}
+    unknown = [u for u in unknown if u != "tool_profile"] + unknown_permissions(st["permissions"])
     title = st["title"] or st["first_prompt"]
     return {
         "seq": 0, "ts": st["meta_ts"] or st["first_ts"] or "", "type": "session_meta",
@@ -48,6 +49,7 @@ def codex_meta(tr: CodexTranslator) -> Record | None:
         "client": {"name": "codex", "version": st["client"]}, "title": tr.redacted(title),
         "data": {"agent": {"name": "codex", "path": str(tr.file.path),
                            "archived": tr.file.archived, "ids": dict(st["ids"]), **st["origin"],
+                           "permissions_as_written": st["raw_permissions"],
                            "forked_from": ({"thread_id": st["forked_from"]} if st["forked_from"]
                                            else None)},
                  "facts": dict(st["facts"]), "unknown": unknown, "lines": st["lines"],

@@ -16,6 +16,7 @@ import copy
 import gc
 import os
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +44,10 @@ from .lines import (
     stat_of,
     zst_reader,
 )
-from .translate import SCHEMA_VERSION, Translator
+from .translate import Translator
 
 if TYPE_CHECKING:
-    from ..store.reader import Rollout
-    from .base import Agent
+    from .agent import Agent
 
 
 def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
@@ -202,10 +202,10 @@ def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, m
             done = _pass(agent, file, fd, state, offset=checkpoint.offset, lines=checkpoint.lines,
                          max_line=max_line)
             if not done.translator.restart:
-                return _result(file, fd, st, companions, done, mode="appended", reason=reason)
+                return _result(agent, file, fd, st, companions, done, mode="appended", reason=reason)
             reason = "rewind"
         done = _pass(agent, file, fd, None, offset=0, lines=0, max_line=max_line)
-        return _result(file, fd, st, companions, done, mode="full", reason=reason)
+        return _result(agent, file, fd, st, companions, done, mode="full", reason=reason)
     finally:
         os.close(fd)
 
@@ -238,8 +238,8 @@ def _pass_gc_off(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] |
     return done
 
 
-def _result(file: AgentFile, fd: int, st: FileStat, companions: tuple[tuple[str, int, int], ...],
-            done: _Pass, *, mode: str, reason: str) -> Read:
+def _result(agent: Agent, file: AgentFile, fd: int, st: FileStat,
+            companions: tuple[tuple[str, int, int], ...], done: _Pass, *, mode: str, reason: str) -> Read:
     translator = done.translator
     now = os.fstat(fd)
     if file.compressed:  # offsets are in the decompressed stream: any change re-reads it whole
@@ -261,6 +261,7 @@ def _result(file: AgentFile, fd: int, st: FileStat, companions: tuple[tuple[str,
     damage = tuple(LineDamage(*d) for d in translator.state["damage"]) if mode == "full" \
         else tuple(done.damage)
     return Read(file, mode, reason, checkpoint, records=translator.records,
+                meta_factory=partial(_meta, agent, file, translator.state),
                 damage=damage, tail=done.tail, lines_parsed=done.parsed,
                 bytes_read=done.end - done.start)
 
@@ -284,27 +285,9 @@ def _summary(file: AgentFile, translator: Translator, *, tail: LineTail | None) 
         rewound_lines=state["rewound_lines"], **fields)
 
 
-def meta_of(file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
+def _meta(agent: Agent, file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
     """The session_meta a file's translator state stands for (None without a thread id)."""
-    from . import get
-
-    return get(file.agent).translator(file, state).meta()
-
-
-def to_rollout(read: Read) -> Rollout:
-    """A full Read as a store.reader.Rollout (imports the store's reader, and so pydantic)."""
-    from ..store.reader import Damage, Rollout, Status, Tail
-
-    summary = read.summary
-    status = {"ok": Status.OK, "damaged": Status.DAMAGED, "no_meta": Status.NO_META,
-              "empty": Status.EMPTY}[summary.status]
-    damage = [Damage(d.line, d.kind, d.detail) for d in read.damage]
-    if read.meta is None and status is Status.NO_META:
-        damage.insert(0, Damage(1, "no_meta", f"no {read.file.agent} session id found in the file"))
-    tail = Tail(read.tail.line, read.tail.offset, read.tail.length, read.tail.reason) if read.tail else None
-    return Rollout(path=read.file.path, status=status, meta=read.meta, records=list(read.records),
-                   damage=damage, tail=tail, size=read.checkpoint.size,
-                   schema_version=SCHEMA_VERSION)
+    return agent.translator(file, state).meta()
 
 
 def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:

@@ -20,7 +20,6 @@ from ..redact import redact_text
 from .base import AgentFile, LineDamage, derived_session_id
 
 Record = dict[str, Any]
-SCHEMA_VERSION = 2  # events.SCHEMA_VERSION, kept here so reading an agent log never imports pydantic
 MESSAGE_CAP = 2000
 TITLE_CAP = 120
 DAMAGE_KEPT = 100  # damage entries kept in the state (all are counted)

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any
+from typing import Any, get_args
 
 import orjson
 
+from ..events import ApprovalMode, SandboxPolicy
+
+APPROVAL_MODES = frozenset(get_args(ApprovalMode))
+SANDBOX_POLICIES = frozenset(get_args(SandboxPolicy))
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$", re.M)
 _DONE = frozenset({"completed", "complete", "done"})
@@ -84,3 +88,23 @@ def new_facts() -> dict[str, Any]:
 def set_fact(state: dict[str, Any], name: str, source: str, as_of: str | None) -> None:
     """Say where a fact came from in the agent's log and how old it is."""
     state["facts"][name] = {"source": source, "as_of": as_of}
+
+
+def permissions(approval: object, sandbox: object) -> dict[str, Any]:
+    """Our permissions from an agent's settings: only the values our vocabulary can state.
+
+    A value outside it (a newer policy, a granular one) is left out, so the permissions subsystem
+    keeps its default for it, and the caller lists the field in `data.unknown`.
+    """
+    out: dict[str, Any] = {"tool_profile": "unknown"}
+    if approval in APPROVAL_MODES:
+        out["approval_mode"] = approval
+    if sandbox in SANDBOX_POLICIES:
+        out["sandbox_policy"] = sandbox
+    return out
+
+
+def unknown_permissions(perms: dict[str, Any] | None) -> list[str]:
+    """The permission fields an agent's log did not state in our vocabulary."""
+    perms = perms or {}
+    return [k for k in ("approval_mode", "sandbox_policy") if k not in perms] + ["tool_profile"]

@@ -7,6 +7,7 @@ with SIGKILL mid-operation. Prints one JSON line per step, after the step is rec
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 import orjson
 
 from ..api import Keeper
+from ..events import Durability
+from ..session import Session
 from .project import PAYMENT_FIXED, REGRESSION
 
 
@@ -34,12 +37,15 @@ def run_tests(repo: Path) -> tuple[int, int]:
     """Run the project's unittest suite for real; (passed, total)."""
     out = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=repo,
                          capture_output=True, text=True).stderr
-    total = int(re.search(r"Ran (\d+) test", out).group(1))
+    ran = re.search(r"Ran (\d+) test", out)
+    if ran is None:
+        raise RuntimeError(f"unittest printed no summary: {out[-300:]!r}")
+    total = int(ran.group(1))
     failed = sum(int(n) for n in re.findall(r"(?:failures|errors)=(\d+)", out))
     return total - failed, total
 
 
-def edit(session, repo: Path, name: str, text: str) -> None:
+def edit(session: Session, repo: Path, name: str, text: str) -> None:
     """Write a file as the agent and record the change."""
     path = repo / name
     before = sha(path)
@@ -56,7 +62,7 @@ def main(store: str, repo_arg: str) -> None:
         permissions={"approval_mode": "on-request", "sandbox_policy": "workspace-write",
                      "tool_profile": "coding"})
     say(step="started", thread_id=session.thread_id, session_id=session.session_id,
-        path=session.path, pid=__import__("os").getpid())
+        path=session.path, pid=os.getpid())
     session.record({"type": "message", "role": "user",
                     "text": "to_cents(0.29) returns 28 - fix the rounding and add a test"})
     session.record({"type": "todo", "items": [
@@ -71,7 +77,7 @@ def main(store: str, repo_arg: str) -> None:
     passed, total = run_tests(repo)
     session.record({"type": "verifier", "kind": "tests", "passed": passed, "total": total,
                     "checkpoint": f"tests: {passed}/{total}",
-                    "command": "python -m unittest"}, durability="durable")
+                    "command": "python -m unittest"}, durability=Durability.DURABLE)
     session.record({"type": "cost", "model": "gpt-5", "input_tokens": 7400,
                     "output_tokens": 520, "usd": 0.0263})
     say(step="tested", passed=passed, total=total)

@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 
 from ..api import Keeper
+from ..errors import InvalidWorkspace
+from ..recovery.report import Report
 from ..render import colour_enabled, paint, report_text
 from .project import create, git
 
@@ -85,6 +87,8 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
     story = Story(as_json)
     scratch = Path(directory or tempfile.mkdtemp(prefix="sessionkeeper-demo-")).resolve()
     store, repo = scratch / "store", scratch / "repo-a"
+    if repo.exists() or store.exists():
+        raise InvalidWorkspace(f"{scratch} already holds a demo: give a new --dir (or remove it)")
     story.say(paint("Session Keeper demo", "bold", on=story.colour)
               + f" — scratch directory {scratch} (kept)")
 
@@ -110,7 +114,7 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
     git(repo, "stash", "push", "-q", "-m", "agent edits")
     git(repo, "checkout", "-q", "main")
     code, report = _check(store, thread, repo)
-    story.say(_indent(report_text(report, colour=story.colour)))
+    story.say(_indent(report_text(Report.from_json(report), colour=story.colour)))
     story.say(f"   exit code {code} (10 = drift): nothing continued")
     story.note(exit_code=code, report=report)
     ok = report["verdict"] == "drift" and code == 10
@@ -121,7 +125,7 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
     keeper = Keeper(store)
     resumed, session = keeper.resume(thread, workspace=str(repo))
     data = resumed.to_json()
-    story.say(_indent(report_text(data, colour=story.colour)))
+    story.say(_indent(report_text(resumed, colour=story.colour)))
     if session is not None:
         session.close()
     story.note(report=data)
@@ -131,7 +135,7 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
     payment = repo / "payment.py"
     payment.write_text(payment.read_text() + "\n# tweaked by hand\n")
     code, report = _check(store, thread, repo)
-    story.say(_indent(report_text(report, colour=story.colour)))
+    story.say(_indent(report_text(Report.from_json(report), colour=story.colour)))
     story.note(exit_code=code, report=report)
     ok = ok and report["rerun_verifier"] is True
 

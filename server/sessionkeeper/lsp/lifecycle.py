@@ -6,26 +6,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from ..errors import SessionKeeperError
-
-if TYPE_CHECKING:
-    from .server import SessionKeeperServer as Server
+from .options import parse_options
+from .server import SessionKeeperServer as Server
 
 log = logging.getLogger("sessionkeeper.lsp")
 
 
 def on_initialize(ls: Server, params: types.InitializeParams) -> None:
     """Remember the workspace root, the options and the editor; nothing else (start-up is lazy)."""
-    from pygls.uris import to_fs_path
-
-    options = params.initialization_options
-    ls.options = dict(options) if isinstance(options, dict) else {}
+    ls.options, ls.option_problems = parse_options(params.initialization_options)
     ls.editor = params.client_info.name if params.client_info else None
-    root = ls.options.get("workspace")
+    root = ls.options.workspace
     if not root and params.workspace_folders:
         root = to_fs_path(params.workspace_folders[0].uri)
     if not root and params.root_uri:
@@ -35,17 +32,18 @@ def on_initialize(ls: Server, params: types.InitializeParams) -> None:
 
 
 async def on_initialized(ls: Server, params: Any) -> None:
-    """Fire configured startup hooks, and auto-resume when initializationOptions ask for it.
+    """Report bad options; fire startup hooks and auto-resume when configured.
 
     Both run after the `initialized` handshake, in the background; nothing runs when neither
     is configured (start-up stays lazy).
     """
+    for problem in ls.option_problems:
+        ls.tell(f"Session Keeper: initializationOptions.{problem}", kind=types.MessageType.Warning)
     loop = asyncio.get_running_loop()
-    if any("startup" in (h.get("sources") or ()) for h in ls.options.get("hooks") or ()
-           if isinstance(h, dict)):
+    if any("startup" in hook.sources for hook in ls.options.hooks):
         loop.create_task(_startup_hooks(ls))
-    if ls.options.get("autoResume") is True and ls.workspace_root:
-        loop.create_task(_auto_resume(ls))
+    if ls.options.autoResume and ls.workspace_root:
+        loop.create_task(_auto_resume(ls, ls.workspace_root))
 
 
 async def _startup_hooks(ls: Server) -> None:
@@ -57,13 +55,10 @@ async def _startup_hooks(ls: Server) -> None:
     log.info("startup hooks: %d ran, %d failed", len(run.results), len(run.failures))
 
 
-async def _auto_resume(ls: Server) -> None:
+async def _auto_resume(ls: Server, workspace: str) -> None:
     try:
-        from .handlers import resume_flow
-
-        outcome = await resume_flow(ls, None, workspace=ls.workspace_root, decision=None,
-                                    latest=True)
-        log.info("auto-resume: %s", outcome["report"]["verdict"])
+        outcome = await ls.resume_flow(None, workspace=workspace, decision=None, latest=True)
+        log.info("auto-resume: %s", outcome.report.verdict)
     except SessionKeeperError as exc:
         log.info("auto-resume: nothing resumed (%s)", exc)
     except Exception:  # noqa: BLE001
@@ -78,8 +73,6 @@ async def on_shutdown(ls: Server, params: Any) -> None:
 
 def on_did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
     """Track files open in the editor (they are the user's when they change on disk)."""
-    from pygls.uris import to_fs_path
-
     ls.documents_synced = True
     path = to_fs_path(params.text_document.uri)
     if path:
@@ -88,8 +81,6 @@ def on_did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
 
 def on_did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
     """Forget a file closed in the editor."""
-    from pygls.uris import to_fs_path
-
     path = to_fs_path(params.text_document.uri)
     if path:
         ls.open_paths.discard(os.path.realpath(path))

@@ -11,15 +11,35 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
+import annotated_types as at
 import orjson
 
+from ..constraints import check
+from ..events import Source
 from .lifecycle import Hook, HookRegistry
 
 
-class HookSpecError(ValueError):
-    """A hook configuration that cannot be used; the message says which field."""
+@dataclass(frozen=True, kw_only=True)
+class HookSpec:
+    """A command hook as configured."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}
+    name: Annotated[str, at.Len(1, 100)]
+    """Unique among the hooks."""
+    command: Annotated[list[str], at.Len(1, None)]
+    """The argv to run (no shell)."""
+    sources: list[Source] = field(default_factory=list)
+    """The lifecycle sources it runs on."""
+    order: int = 0
+    """Hooks run in ascending order."""
+    timeout_s: Annotated[float, at.Interval(ge=0.01, le=600)] = 5.0
+    """Seconds before the command is killed and counted as failed."""
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 def _plain(value: Any) -> Any:
@@ -31,33 +51,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def command_hook(spec: Mapping[str, Any]) -> Hook:
-    """A Hook running `spec["command"]` (an argv list); raises HookSpecError on a bad spec."""
-    name, command = spec.get("name"), spec.get("command")
-    if not isinstance(name, str) or not name:
-        raise HookSpecError("hook: `name` must be a non-empty string")
-    if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
-        raise HookSpecError(f"hook {name!r}: `command` must be a non-empty list of strings")
-    timeout = float(spec.get("timeout_s", 5.0))
+def command_hook(spec: HookSpec) -> Hook:
+    """A Hook running `spec.command`."""
 
     def run(context: Mapping[str, Any]) -> str | None:
         cwd = context.get("workspace") or None
-        done = subprocess.run(command, input=orjson.dumps(_plain(context)), cwd=cwd,
-                              capture_output=True, timeout=timeout)
+        done = subprocess.run(spec.command, input=orjson.dumps(_plain(context)), cwd=cwd,
+                              capture_output=True, timeout=spec.timeout_s)
         if done.returncode != 0:
             err = done.stderr.decode(errors="replace").strip()[:500]
             raise RuntimeError(f"exit {done.returncode}: {err}")
         return done.stdout.decode(errors="replace").strip() or None
 
-    try:
-        return Hook(name, frozenset(spec.get("sources", ())), int(spec.get("order", 0)), run,
-                    timeout_s=timeout + 1.0)
-    except (TypeError, ValueError) as exc:
-        raise HookSpecError(str(exc)) from None
+    return Hook(spec.name, frozenset(spec.sources), spec.order, run, timeout_s=spec.timeout_s + 1.0)
 
 
-def registry_from(specs: Iterable[Mapping[str, Any]]) -> HookRegistry:
-    """A HookRegistry holding a command hook for every spec."""
+def registry_from(specs: Iterable[HookSpec]) -> HookRegistry:
+    """A HookRegistry holding a command hook for every spec (names must be unique)."""
     registry = HookRegistry()
     for spec in specs:
         registry.add(command_hook(spec))

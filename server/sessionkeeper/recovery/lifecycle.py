@@ -16,12 +16,9 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, get_args
+from typing import Any
 
-from ..events import Source
-
-SOURCES: tuple[str, ...] = get_args(Source)
-"""Every lifecycle source (startup, resume, clear, compact, fork, idle_reset, archive, ...)."""
+from ..events import SOURCES
 
 HookFn = Callable[[Mapping[str, Any]], "str | Iterable[str] | None"]
 
@@ -74,8 +71,8 @@ def freeze(value: Any) -> Any:
         return tuple(freeze(v) for v in value)
     if isinstance(value, (set, frozenset)):
         return frozenset(freeze(v) for v in value)
-    if hasattr(value, "model_dump"):  # a pydantic model: freeze its data, not the live object
-        return freeze(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # its data, not the object
+        return freeze(dataclasses.asdict(value))
     try:
         return copy.deepcopy(value)
     except Exception:  # noqa: BLE001 - an uncopyable object is passed as it is
@@ -185,9 +182,6 @@ class ResetPolicy(str, Enum):
                 reason = f"daily reset at {at_hour:02d}:00 passed ({boundary.isoformat()})"
                 reasons.append((boundary, reason))
         return min(reasons)[1] if reasons else None
-
-
-DEFAULT_RESET_POLICY = ResetPolicy.NONE
 
 
 def _span(delta: timedelta) -> str:

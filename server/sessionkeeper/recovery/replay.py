@@ -19,6 +19,14 @@ class Replayed:
     damaged: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[dict[str, Any]] = field(default_factory=list)  # empty / no meta / future
     redelivered: list[dict[str, Any]] = field(default_factory=list)  # duplicate lines in the log
+    agent: str = "native"  # which agent wrote the log (native: Session Keeper itself)
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """Where the newest session's facts came from and how old they are (agents' own logs)."""
+        data = self.meta.get("data")
+        facts = data.get("facts") if isinstance(data, dict) else None
+        return dict(facts) if isinstance(facts, dict) else {}
 
     @property
     def latest(self) -> Rollout:
@@ -37,13 +45,14 @@ def _damage_entries(rollout: Rollout, damage: list[Damage]) -> list[dict[str, An
             for d in damage]
 
 
-def replay(rollouts: list[Rollout], state: SessionState | None = None) -> Replayed:
+def replay(rollouts: list[Rollout], *, agent: str = "native") -> Replayed:
     """Fold rollouts oldest to newest; a rollout read from a snapshot restores it first."""
-    state = state or SessionState()
+    state = SessionState()
     usable: list[Rollout] = []
-    out = Replayed(rollouts=usable, state=state, meta={})
+    out = Replayed(rollouts=usable, state=state, meta={}, agent=agent)
     for rollout in rollouts:
-        if rollout.status in (Status.EMPTY, Status.NO_META, Status.FUTURE_SCHEMA):
+        if rollout.meta is None or rollout.status in (Status.EMPTY, Status.NO_META,
+                                                      Status.FUTURE_SCHEMA):
             out.unreadable.append({"path": str(rollout.path), "status": rollout.status.value,
                                    "schema_version": rollout.schema_version})
             continue

@@ -1,66 +1,101 @@
-"""The resume report: one verdict and everything that explains it (the `--json` shape)."""
+"""The resume report: one verdict and everything that explains it (the `--json` and LSP shape).
+
+Verdicts, decisions and the choices each verdict offers are defined here and nowhere else.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from .findings import Difference, Invalidation, SubsystemReport
 
 Verdict = Literal["ok", "drift", "blocked"]
-DRIFT_CHOICES = ["continue", "switch_back", "fork", "cancel"]
-BLOCKED_CHOICES = ["relocate", "fork", "export"]
+"""ok: identical, continue · drift: same repository, something differs · blocked: cannot go on here."""
+Decision = Literal["continue", "switch_back", "fork", "cancel", "relocate", "export"]
+"""What the user (or CI policy) decides about a resume."""
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+DECISIONS: tuple[str, ...] = get_args(Decision)
+CHOICES: dict[str, list[Decision]] = {
+    "ok": [],
+    "drift": ["continue", "switch_back", "fork", "cancel"],
+    "blocked": ["relocate", "fork", "export"],
+}
+"""The decisions each verdict offers, in the order a surface shows them."""
 
 
-class DifferenceOut(BaseModel):
-    """How the workspace differs from the recording."""
-
-    kind: str
-    recorded: Any = None
-    current: Any = None
-    detail: str = ""
-
-
-class InvalidationOut(BaseModel):
-    """Restored state that can no longer be trusted."""
-
-    subsystem: str
-    reason: str
-
-
-class Report(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Report:
     """The outcome of a resume check: exactly one verdict, with its reasons and the state."""
 
+    __pydantic_config__ = {"use_attribute_docstrings": True}
     verdict: Verdict
+    """The one verdict."""
     thread_id: str
+    """The thread checked."""
     restored_to_seq: int
+    """The last record the state was restored to (-1: nothing readable)."""
     workspace: str
-    differences: list[DifferenceOut] = Field(default_factory=list)
-    invalidated: list[InvalidationOut] = Field(default_factory=list)
-    in_doubt_operations: list[dict[str, Any]] = Field(default_factory=list)
-    duplicate_operations: list[dict[str, Any]] = Field(default_factory=list)
-    rerun_verifier: bool = False
-    quarantined: list[dict[str, Any]] = Field(default_factory=list)
-    damaged: list[dict[str, Any]] = Field(default_factory=list)
-    hook_failures: list[dict[str, Any]] = Field(default_factory=list)
-    hook_context: list[str] = Field(default_factory=list)
-    choices: list[str] = Field(default_factory=list)
-    decision: str | None = None
-    switch_back: str | None = None  # the git command that would restore the recorded branch
-    continued: bool = False  # a new session was started
-    session_id: str | None = None  # the new session, when one was started
-    new_thread_id: str | None = None  # the fork, when one was made
-    export_path: str | None = None
-    relocate_to: str | None = None  # where the recorded repository now lives (cwd missing)
-    reset: str | None = None  # why the reset policy cleared the context on this resume
+    """The workspace checked against."""
+    agent: str = "native"
+    """Which agent recorded the thread (native, codex, claude, ...)."""
     title: str | None = None
-    todos: dict[str, Any] = Field(default_factory=dict)
-    verifier: dict[str, Any] = Field(default_factory=dict)
-    cost: dict[str, Any] = Field(default_factory=dict)
-    permissions: dict[str, Any] = Field(default_factory=dict)
-    model: dict[str, Any] = Field(default_factory=dict)
-    attribution: dict[str, Any] = Field(default_factory=dict)
-    context: dict[str, Any] = Field(default_factory=dict)
+    """The thread's title."""
+    differences: list[Difference] = field(default_factory=list)
+    """Every way the workspace differs from the recording."""
+    invalidated: list[Invalidation] = field(default_factory=list)
+    """Restored state that can no longer be trusted, and why."""
+    subsystems: dict[str, SubsystemReport] = field(default_factory=dict)
+    """Every restored subsystem: its summary and a line for humans."""
+    in_doubt_operations: list[dict[str, Any]] = field(default_factory=list)
+    """Tool calls started and never committed: a human must check them before re-running."""
+    duplicate_operations: list[dict[str, Any]] = field(default_factory=list)
+    """Re-delivered operations, recognised and not repeated."""
+    rerun_verifier: bool = False
+    """The tests or review must run again (a file changed after them)."""
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
+    """Torn tails cut off (or, in a dry run, that would be cut off)."""
+    damaged: list[dict[str, Any]] = field(default_factory=list)
+    """Damage in the middle of a log, with its line."""
+    notes: list[str] = field(default_factory=list)
+    """Things the user should know that do not change the verdict (e.g. git checks skipped)."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Where the recorded facts came from and how old they are (agents' own logs)."""
+    choices: list[Decision] = field(default_factory=list)
+    """The decisions this verdict offers."""
+    switch_back: str | None = None
+    """The command that would restore the recorded branch (None when it cannot work)."""
+    switch_back_worktree: str | None = None
+    """The recorded branch is checked out in this other worktree: open it instead."""
+    relocate_to: str | None = None
+    """Where the recorded repository now lives (its cwd is missing)."""
+    decision: Decision | None = None
+    """The decision taken (a real resume)."""
+    continued: bool = False
+    """A new session was started."""
+    session_id: str | None = None
+    """The new session, when one was started."""
+    new_thread_id: str | None = None
+    """The fork, when one was made."""
+    export_path: str | None = None
+    """Where the export was written."""
+    reset: str | None = None
+    """Why the reset policy cleared the context on this resume."""
+    hook_failures: list[dict[str, Any]] = field(default_factory=list)
+    """Lifecycle hooks that failed or hung (they never change the verdict)."""
+    hook_context: list[str] = field(default_factory=list)
+    """Context the lifecycle hooks added."""
 
     def to_json(self) -> dict[str, Any]:
-        """The report as a JSON-able dict."""
-        return self.model_dump(mode="json")
+        """The report as JSON-able data."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """A report from its JSON (e.g. the output of `--check-resume --json`)."""
+        return cls(**{**data,
+                      "differences": [Difference(**d) for d in data.get("differences", [])],
+                      "invalidated": [Invalidation(**i) for i in data.get("invalidated", [])],
+                      "subsystems": {k: SubsystemReport(**v)
+                                     for k, v in data.get("subsystems", {}).items()}})

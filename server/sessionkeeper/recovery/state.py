@@ -9,11 +9,15 @@ records, is left out of snapshots, and is reported as an Invalidation — and ne
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
+from ..events import Record
+from .findings import Difference, Invalidation, SubsystemReport, Workspace
 from .subsystems import load_all
-from .subsystems.base import Difference, Invalidation, Record, Subsystem, Workspace
+from .subsystems.base import Subsystem
+
+S = TypeVar("S", bound=Subsystem)
 
 
 def dependency_order(registry: Mapping[str, type[Subsystem]]) -> list[str]:
@@ -54,6 +58,13 @@ class SessionState:
         """Return the subsystem called `name`."""
         return self.subsystems[name]
 
+    def get(self, kind: type[S]) -> S:
+        """Return the subsystem of class `kind`, typed."""
+        sub = self.subsystems[kind.name]
+        if not isinstance(sub, kind):
+            raise TypeError(f"subsystem {kind.name!r} is a {type(sub).__name__}, not {kind.__name__}")
+        return sub
+
     def apply(self, record: Record) -> None:
         """Fold one record; a `snapshot` record restores its state instead."""
         seq = record.get("seq")
@@ -63,8 +74,10 @@ class SessionState:
         if record.get("type") == "snapshot":
             state = record.get("state") or {}
             # a snapshot event stores {"subsystems": {name: state}, "summary": ...} or just the map
-            states = state.get("subsystems", state)
-            self.restore(states, through_seq=record.get("through_seq", seq))
+            states = state.get("subsystems", state) if isinstance(state, dict) else {}
+            through = record.get("through_seq", seq)
+            self.restore(states if isinstance(states, dict) else {},
+                         through_seq=through if isinstance(through, int) else None)
         else:
             for sub in self.routes.get(record.get("type", ""), ()):
                 if sub.name not in self.broken:
@@ -135,20 +148,24 @@ class SessionState:
 
     def summaries(self) -> dict[str, Any]:
         """Return {name: summary} for the report; a failing summary becomes {"error": ...}."""
-        out: dict[str, Any] = {}
+        return {name: report.summary for name, report in self.reports().items()}
+
+    def reports(self) -> dict[str, SubsystemReport]:
+        """Return {name: summary and headline} of every subsystem; a failure is reported as such."""
+        out: dict[str, SubsystemReport] = {}
         for name, sub in self.subsystems.items():
             try:
-                out[name] = sub.summary()
+                out[name] = SubsystemReport(sub.summary(), sub.headline())
             except Exception as exc:  # noqa: BLE001
-                out[name] = {"error": repr(exc)}
+                out[name] = SubsystemReport({"error": repr(exc)}, f"unavailable: {exc!r}")
         return out
 
 
-def _memo(fn: Any) -> Any:
+def _memo(fn: Callable[[str], str | None]) -> Callable[[str], str | None]:
     """Cache a workspace's file_hash for one validation pass (several subsystems ask for a path)."""
-    cache: dict[str, Any] = {}
+    cache: dict[str, tuple[bool, Any]] = {}
 
-    def cached(path: str) -> Any:
+    def cached(path: str) -> str | None:
         if path not in cache:
             try:
                 cache[path] = (True, fn(path))

@@ -1,17 +1,43 @@
-"""Short summaries of threads: what a status bar, a listing and the index show."""
+"""Short summaries of threads: what a status bar, a listing and the index show.
+
+`status_summary` is computed from a folded state and stored in snapshots (so the index can list a
+thread without reading its log); `thread_summary` turns an index row into a ThreadSummary.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
 
-import orjson
+from ..events import GitBaseline, Record
+from ..store.index import NATIVE, ThreadRow
+from .state import SessionState
+from .subsystems.cost import CostState
+from .subsystems.model import ModelState
+from .subsystems.todos import Todos
+from .subsystems.verifier import VerifierState
+from .subsystems.worktree import Worktree
+
+ResumeState = Literal["ok", "drift", "blocked"]
 
 
-def status_summary(state: Any, meta: dict[str, Any]) -> dict[str, Any]:
+class StatusSummary(TypedDict):
+    """What a status bar shows of a session's state (also stored in snapshots and the index)."""
+
+    title: str | None
+    branch: str | None
+    head: str | None
+    todos: dict[str, int]
+    tests: dict[str, int] | None
+    cost_usd: float
+    model: str | None
+
+
+def status_summary(state: SessionState, meta: Record) -> StatusSummary:
     """Title, branch, todos done/total, tests passed/total, cost and model of a state."""
-    todos = state["todos"].summary()
-    tests = state["verifier"].summary().get("tests")
-    baseline = state["worktree"].snapshot().get("baseline") or meta.get("baseline") or {}
+    todos = state.get(Todos).summary()
+    tests = state.get(VerifierState).summary().get("tests")
+    baseline = state.get(Worktree).snapshot().get("baseline") or meta.get("baseline") or {}
     return {
         "title": meta.get("title"),
         "branch": baseline.get("branch"),
@@ -19,57 +45,122 @@ def status_summary(state: Any, meta: dict[str, Any]) -> dict[str, Any]:
         "todos": {"done": todos["done"], "total": todos["total"]},
         "tests": {"passed": tests["passed"], "total": tests["total"]}
         if tests and tests.get("total") is not None else None,
-        "cost_usd": state["cost"].totals()["usd"],
-        "model": state["model"].summary().get("effective"),
+        "cost_usd": state.get(CostState).totals()["usd"],
+        "model": state.get(ModelState).summary().get("effective"),
     }
 
 
-def _progress(summary: dict[str, Any], key: str, fields: tuple[str, str]) -> Any:
-    value = summary.get(key)
-    if not isinstance(value, dict) or value.get(fields[1]) is None:
+@dataclass(frozen=True, kw_only=True)
+class Progress:
+    """Todos done of total."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestResults:
+    """Tests passed of total, as last run."""
+
+    __test__ = False  # not a pytest class
+    passed: int
+    total: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThreadSummary:
+    """One thread as a listing or picker shows it."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}
+    thread_id: str
+    """The thread (for agents: the agent's own session id)."""
+    agent: str = NATIVE
+    """Who recorded it: native (Session Keeper), codex, claude, ..."""
+    title: str | None = None
+    """The thread's title."""
+    cwd: str | None = None
+    """Where it last ran."""
+    branch: str | None = None
+    """The branch it last ran on."""
+    model: str | None = None
+    """The model it last used."""
+    created_at: str | None = None
+    """When it started (UTC)."""
+    last_activity: str | None = None
+    """When it last recorded anything (UTC)."""
+    archived: bool = False
+    """Moved to the archive."""
+    session_count: int = 0
+    """Process runs of the thread."""
+    event_count: int = 0
+    """Records in all its sessions."""
+    damaged: bool = False
+    """Some session has damage in the middle of its log."""
+    forked_from: dict[str, Any] | None = None
+    """Where a fork came from: {thread_id, session_id, seq}."""
+    todos: Progress | None = None
+    """Todos done of total."""
+    tests: TestResults | None = None
+    """Tests passed of total, as last run."""
+    cost_usd: float | None = None
+    """Money spent so far."""
+    state: ResumeState | None = None
+    """What a resume here would likely say (an estimate from the index; None: not estimated)."""
+    state_reason: str | None = None
+    """Why the estimate is not ok, in a few words (e.g. "branch fix/payment → main")."""
+    current: bool = False
+    """The thread is the editor's current session."""
+
+
+def todos_of(summary: Any) -> Progress | None:
+    """Todos done of total from a status summary (None when it has none)."""
+    value = summary.get("todos")
+    if not isinstance(value, dict) or value.get("total") is None:
         return None
-    return {fields[0]: value.get(fields[0], 0), fields[1]: value[fields[1]]}
+    return Progress(done=value.get("done", 0), total=value["total"])
 
 
-def thread_summary(row: dict[str, Any], *, live: dict[str, Any] | None = None,
-                   state: str | None = None) -> dict[str, Any]:
-    """A ThreadSummary (PROTOCOL.md) from an index row, or from the live session's summary."""
-    summary = live or row.get("summary") or {}
-    forked = row.get("forked_from")
-    return {
-        "thread_id": row["thread_id"],
-        "title": summary.get("title") or row.get("title"),
-        "cwd": row.get("cwd"),
-        "branch": summary.get("branch") or row.get("branch"),
-        "created_at": row.get("created_at"),
-        "last_activity": row.get("last_activity"),
-        "archived": bool(row.get("archived")),
-        "session_count": row.get("session_count") or 0,
-        "event_count": row.get("event_count") or 0,
-        "damaged": bool(row.get("damaged")),
-        "forked_from": orjson.loads(forked) if isinstance(forked, str) else forked,
-        "todos": _progress(summary, "todos", ("done", "total")),
-        "tests": _progress(summary, "tests", ("passed", "total")),
-        "cost_usd": summary.get("cost_usd"),
-        "state": state,
-    }
+def tests_of(summary: Any) -> TestResults | None:
+    """Tests passed of total from a status summary (None when none ran)."""
+    value = summary.get("tests")
+    if not isinstance(value, dict) or value.get("total") is None:
+        return None
+    return TestResults(passed=value.get("passed", 0), total=value["total"])
 
 
-def estimate_state(row: dict[str, Any], current: Any) -> str:
+def thread_summary(row: ThreadRow, *, live: StatusSummary | None = None,
+                   estimate: tuple[ResumeState, str | None] | None = None,
+                   current: bool = False) -> ThreadSummary:
+    """A ThreadSummary from an index row (or the live session's summary) and an estimate."""
+    summary: Any = live or row.summary or {}
+    state, reason = estimate if estimate is not None else (None, None)
+    return ThreadSummary(
+        thread_id=row.thread_id, agent=row.agent, title=summary.get("title") or row.title,
+        cwd=row.cwd, branch=summary.get("branch") or row.branch, model=summary.get("model"),
+        created_at=row.created_at, last_activity=row.last_activity, archived=row.archived,
+        session_count=row.session_count, event_count=row.event_count, damaged=row.damaged,
+        forked_from=row.forked_from, todos=todos_of(summary), tests=tests_of(summary),
+        cost_usd=summary.get("cost_usd"),
+        state=state, state_reason=reason, current=current,
+    )
+
+
+def estimate_state(row: ThreadRow, current: GitBaseline | None) -> tuple[ResumeState, str | None]:
     """What a resume would likely say, from the index alone: repository, branch and HEAD.
 
     Cheap (no rollout read, no file hashing), so a listing can show it; the real check runs
     on resume and may still find changed files.
     """
-    if row.get("damaged"):
-        return "blocked"
-    repo = row.get("repo_key")
-    roots = (current.identity.root_commits if current is not None and current.identity else [])
-    if repo and repo not in roots:
-        return "blocked"
-    summary = row.get("summary") or {}
-    branch = summary.get("branch") or row.get("branch")
+    if row.damaged:
+        return "blocked", "log damaged"
+    roots = current.identity.root_commits if current is not None and current.identity else []
+    if row.repo_key and row.repo_key not in roots:
+        return "blocked", "another repository" if current is not None else "outside git here"
+    summary: Any = row.summary or {}
+    branch = summary.get("branch") or row.branch
     head = summary.get("head")
-    if current is not None and (branch != current.branch or (head and head != current.head)):
-        return "drift"
-    return "ok"
+    if current is not None and branch != current.branch:
+        return "drift", f"branch {branch or 'detached'} → {current.branch or 'detached'}"
+    if current is not None and head and head != current.head:
+        return "drift", f"HEAD {head[:7]} → {(current.head or 'none')[:7]}"
+    return "ok", None

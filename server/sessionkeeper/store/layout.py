@@ -98,14 +98,23 @@ class Layout:
         return self.root / "quarantine"
 
     @property
+    def pending(self) -> Path:
+        """Sessions whose index row may be missing: one marker each, removed once indexed."""
+        return self.root / "pending"
+
+    @property
     def index_path(self) -> Path:
         """The SQLite index (a cache)."""
         return self.root / "state.db"
 
     def ensure(self) -> Layout:
-        """Create the private store directories."""
-        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks"):
-            ensure_private_dir(path)
+        """Create the private store directories; StoreDamaged (naming why) if that cannot be."""
+        try:
+            for path in (self.root, self.sessions, self.archived, self.quarantine,
+                         self.root / "locks", self.pending):
+                ensure_private_dir(path)
+        except OSError as exc:
+            raise StoreDamaged(f"cannot use {self.root} as a store: {exc.strerror or exc}") from None
         return self
 
     def lock_path(self, thread_id: str) -> Path:
@@ -127,6 +136,14 @@ class Layout:
     def live_path(self, archived: Path) -> Path:
         """Where an archived rollout goes back on unarchive."""
         return self.sessions / self.contained(archived).relative_to(self.archived)
+
+    def relative(self, path: Path | str) -> str:
+        """A path inside the store as the index keeps it: relative to the store root."""
+        return str(self.contained(path).relative_to(self.root))
+
+    def resolve(self, path: Path | str) -> Path:
+        """An index path (store-relative, or absolute for older rows) as a real path in the store."""
+        return self.contained(self.root / path)
 
     def contained(self, path: Path | str) -> Path:
         """Return `path` if it lies inside the store root, else raise StoreDamaged."""

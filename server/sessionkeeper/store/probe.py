@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .codec import LineError, unframe
+from .index import NATIVE, SessionRow
 from .layout import parse_rollout_name
 
 _PROBE = 1 << 16
@@ -32,33 +33,36 @@ def _last_record(fd: int, size: int, head: bytes) -> dict[str, Any] | None:
 
 def repo_key(meta: dict[str, Any]) -> str | None:
     """The repository identity used to group threads: its first root commit."""
-    identity = (meta.get("baseline") or {}).get("identity") or {}
-    roots = identity.get("root_commits") or []
-    return roots[0] if roots else None
+    baseline = meta.get("baseline")
+    identity = baseline.get("identity") if isinstance(baseline, dict) else None
+    roots = identity.get("root_commits") if isinstance(identity, dict) else None
+    return roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
 
 
-def session_row(meta: dict[str, Any], *, path: Path | str, archived: bool, last: dict[str, Any] | None,
+def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[str, Any] | None,
                 size: int, inode: int | None, status: str = "ok",
-                summary: dict[str, Any] | None = None) -> dict[str, Any]:
-    """An index row for a session from its meta and its last record."""
+                summary: dict[str, Any] | None = None) -> SessionRow:
+    """The index row of a session from its meta and its last record (`path` store-relative)."""
     last = last or meta
-    baseline = meta.get("baseline") or {}
+    baseline = meta.get("baseline")
+    branch = baseline.get("branch") if isinstance(baseline, dict) else None
     if summary is None and last.get("type") == "snapshot":
         summary = (last.get("state") or {}).get("summary")
     title = (summary or {}).get("title") or meta.get("title")
-    return {
-        "session_id": meta["session_id"], "thread_id": meta["thread_id"], "path": str(path),
-        "archived": int(archived), "started_at": meta.get("ts"),
-        "last_activity": last.get("ts") or meta.get("ts"), "resumed_from": meta.get("resumed_from"),
-        "forked_from": meta.get("forked_from"), "source": meta.get("source", "startup"),
-        "cwd": meta.get("cwd"), "repo_key": repo_key(meta), "branch": baseline.get("branch"),
-        "title": title, "last_seq": last.get("seq", 0), "durable_seq": last.get("seq", 0),
-        "size": size, "inode": inode, "status": status, "summary": summary,
-        "event_count": last.get("seq", 0) - meta.get("seq", 0), "first_seq": meta.get("seq", 0),
-    }
+    first_seq, last_seq = meta.get("seq", 0), last.get("seq", 0)
+    return SessionRow(
+        session_id=meta["session_id"], thread_id=meta["thread_id"], path=path,
+        archived=archived, started_at=meta.get("ts"),
+        last_activity=last.get("ts") or meta.get("ts"), resumed_from=meta.get("resumed_from"),
+        forked_from=meta.get("forked_from"), source=meta.get("source", "startup"),
+        agent=str(meta.get("agent") or NATIVE), cwd=meta.get("cwd"), repo_key=repo_key(meta),
+        branch=branch, title=title,
+        first_seq=first_seq, last_seq=last_seq, event_count=last_seq - first_seq,
+        size=size, inode=inode, status=status, summary=summary,
+    )
 
 
-def probe(path: Path | str, *, archived: bool) -> dict[str, Any] | str:
+def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
     """Index row of a rollout from its first and last lines, or the reason it has none."""
     if parse_rollout_name(os.path.basename(path)) is None:
         return "not a rollout file name"
@@ -81,5 +85,5 @@ def probe(path: Path | str, *, archived: bool) -> dict[str, Any] | str:
         last = _last_record(fd, info.st_size, head)
     finally:
         os.close(fd)
-    return session_row(meta, path=path, archived=archived, last=last, size=info.st_size,
+    return session_row(meta, path=relpath, archived=archived, last=last, size=info.st_size,
                        inode=info.st_ino)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..events import EVENT_TYPES, SCHEMA_VERSION, schema_version_of, upcast
+from ..events import RECORD_TYPES, SCHEMA_VERSION, schema_version_of, upcast
 from .codec import LineError, unframe
 
 Record = dict[str, Any]
@@ -135,7 +135,7 @@ def _parse_lines(lines: list[bytes], partial: bytes, *, size: int, path: Path | 
     meta, why = _classify(lines[0])
     if meta is None or meta.get("type") != "session_meta":
         rollout.status = Status.NO_META
-        rollout.damage.append(Damage(1, "no_meta", why or f"first record is {meta.get('type')!r}"))
+        rollout.damage.append(Damage(1, "no_meta", why or f"first record is {(meta or {}).get('type')!r}"))
         first_index = 1 if meta is None else 0
     else:
         version = schema_version_of(meta)
@@ -155,7 +155,7 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     records = rollout.records
     append = records.append
     expected = rollout.meta.get("seq", 0) + 1 if rollout.meta is not None and not window else None
-    known = EVENT_TYPES
+    known = RECORD_TYPES
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
     for number, line in enumerate(lines[first_index:], start=first_index + 1):
         record = _fast_unframe(line)

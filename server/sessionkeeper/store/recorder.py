@@ -14,10 +14,10 @@ Invariants:
 from __future__ import annotations
 
 import threading
-import time
 import zlib
 from typing import NamedTuple, Protocol
 
+from ..clock import CLOCK
 from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
 from ..events import Durability
 from .codec import frame
@@ -42,23 +42,6 @@ class Ack(NamedTuple):
     seq: int
     durability: Durability
     duplicate: bool = False  # a re-delivery recognised and not written again
-
-
-class _Clock:
-    """UTC ISO timestamps (ASCII bytes) with millisecond resolution, formatted once per ms."""
-
-    def __init__(self) -> None:
-        self._ms = -1
-        self._text = b""
-
-    def now(self) -> bytes:
-        ms = time.time_ns() // 1_000_000
-        if ms != self._ms:
-            secs, rest = divmod(ms, 1000)
-            self._ms = ms
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest:03d}Z"
-            self._text = stamp.encode()
-        return self._text
 
 
 class Recorder:
@@ -110,7 +93,7 @@ class Recorder:
                 self._ensure_writable()
             first = self.next_seq
             self.next_seq = first + count
-            ts = _CLOCK.now()
+            ts = CLOCK.now()
             if count == 1:
                 lines = [frame(first, ts, bodies[0])]
             else:
@@ -231,4 +214,3 @@ class Recorder:
                 self._synced = max(self._synced, target)
 
 
-_CLOCK = _Clock()

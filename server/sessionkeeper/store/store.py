@@ -1,11 +1,13 @@
 """The store: creates, reads, lists, archives and repairs sessions; owns the index as a cache.
 
 Data flows one way: rollouts are written first, the index is updated after (and may lag or be
-lost); every read of truth goes to the rollouts.
+lost); every read of truth goes to the rollouts. The index is reached only through its interface
+(`index.base`); any index failure is met by rebuilding it from the rollouts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import time
@@ -13,34 +15,44 @@ import zlib
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import orjson
+from filelock import BaseFileLock
 
 from .. import ids
+from ..clock import utc_now_iso
 from ..errors import (
+    IndexBusy,
     IndexUnavailable,
     SchemaTooNew,
     SessionReadOnly,
     StoreDamaged,
-    ThreadBusy,
     UnknownThread,
 )
-from ..events import Durability
-from . import index as index_mod
-from .index import Index, ListQuery
+from ..events import Durability, Record
+from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
+from .index.memory import MemoryIndex
+from .index.overlay import OverlayIndex
+from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
+from .locks import lock_thread
 from .probe import probe, session_row
-from .reader import Rollout, parse_rollout, read_bytes, read_latest, read_rollout
+from .quarantine import quarantine_tail
+from .reader import Rollout, Status, parse_rollout, read_bytes, read_latest, read_rollout
 from .recorder import Ack, Recorder
 from .sinks import AppendSink, FileSink
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 _INDEX_EVERY_S = 2.0
+_PENDING_GRACE_S = 60.0  # a marker whose rollout never appeared: kept this long (a start in flight)
 
 
 class SessionWriter:
     """The open, writable session of a thread: holds the thread lock and the recorder."""
 
-    def __init__(self, store: Store, *, meta: dict[str, Any], path: Path, lock: Any,
+    def __init__(self, store: Store, *, meta: Record, path: Path, lock: BaseFileLock,
                  recorder: Recorder) -> None:
         self.store = store
         self.meta = meta
@@ -48,17 +60,18 @@ class SessionWriter:
         self._lock = lock
         self.recorder = recorder
         self.summary: dict[str, Any] | None = None
+        self.pending: Path | None = None  # this session's marker until its row is in the index
         self._indexed_at = time.monotonic()
 
     @property
     def session_id(self) -> str:
         """This run's id."""
-        return self.meta["session_id"]
+        return str(self.meta["session_id"])
 
     @property
     def thread_id(self) -> str:
         """The thread's stable id."""
-        return self.meta["thread_id"]
+        return str(self.meta["thread_id"])
 
     @property
     def last_seq(self) -> int:
@@ -74,12 +87,14 @@ class SessionWriter:
         return acks
 
     def update_index(self) -> None:
-        """Write this session's row to the index (fails soft)."""
+        """Write this session's row to the index (fails soft: the pending marker stays)."""
         self._indexed_at = time.monotonic()
-        row = session_row(self.meta, path=self.path, archived=False,
-                          last={"seq": self.last_seq, "ts": _now_iso()},
+        row = session_row(self.meta, path=self.store.layout.relative(self.path), archived=False,
+                          last={"seq": self.last_seq, "ts": utc_now_iso()},
                           size=self.recorder.size, inode=None, summary=self.summary)
-        self.store.index_upsert([row])
+        if self.store.index_upsert([row]) and self.pending is not None:
+            self.pending.unlink(missing_ok=True)
+            self.pending = None
 
     def close(self) -> None:
         """Flush, fsync, update the index and release the thread lock."""
@@ -91,10 +106,15 @@ class SessionWriter:
 
 
 class Store:
-    """One store directory: rollouts (truth) plus state.db (cache)."""
+    """One store directory: rollouts (truth) plus an index (cache)."""
 
-    def __init__(self, root: Path | str | None = None) -> None:
-        self.layout = Layout(root).ensure()
+    def __init__(self, root: Path | str | None = None, *,
+                 index_backend: IndexBackend | None = None, read_only: bool = False) -> None:
+        """`read_only`: nothing is created or changed on disk (the index is kept in memory)."""
+        self.read_only = read_only
+        self.layout = Layout(root) if read_only else Layout(root).ensure()
+        kind = ReadOnlyBackend if read_only else SqliteBackend
+        self.backend: IndexBackend = index_backend or kind(self.layout.index_path)
         self._index: Index | None = None
 
     # ---- index, self-repairing -------------------------------------------------------------
@@ -104,79 +124,78 @@ class Store:
         if self._index is not None and not self._index.is_current():
             self._index.close()  # replaced or removed by another process: reopen
             self._index = None
-        if self._index is not None:
-            return self._index
-        path = self.layout.index_path
-        try:
-            if not path.exists():
-                raise IndexUnavailable("index missing")
-            self._index = Index(path)
-        except IndexUnavailable:
-            self._set_aside(path)
-            self.rebuild(progress)
-            if self._index is None:
-                self._index = Index(path)
+        if self._index is None:
+            try:
+                self._index = self.backend.open()
+            except IndexUnavailable:
+                self.backend.set_aside()
+                self.rebuild(progress)
+        assert self._index is not None
         return self._index
 
-    def _query(self, ask: Callable[[Index], Any]) -> Any:
-        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again."""
+    def _query(self, ask: Callable[[Index], T]) -> T:
+        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again; a busy
+        one is answered from the rollouts themselves (nothing is set aside)."""
         try:
             return ask(self.index())
+        except IndexBusy:
+            scanned = MemoryIndex()
+            scanned.replace_all(self._scan(None)[0])
+            return ask(scanned)
         except IndexUnavailable:
-            if self._index is not None:
-                self._index.close()
-                self._index = None
-            self._set_aside(self.layout.index_path)
+            self._drop_index()
+            self.backend.set_aside()
             self.rebuild()
             return ask(self.index())
 
-    def _set_aside(self, path: Path) -> None:
-        """Move an unusable index (with its -wal/-shm) out of the way, keeping it for inspection."""
-        stamp = int(time.time())
-        for suffix in ("", "-wal", "-shm"):
-            part = Path(f"{path}{suffix}")
-            if part.exists():
-                os.replace(part, part.with_name(f"{path.name}.corrupt-{stamp}{suffix}"))
-
-    def index_upsert(self, rows: list[dict[str, Any]]) -> None:
-        """Update index rows; an unusable index is left for the next rebuild."""
-        try:
-            self.index().upsert_sessions(rows)
-        except IndexUnavailable:
-            self._index = None
-
-    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
-        """Rebuild state.db from the rollouts; returns counts.
-
-        A live, healthy index is rewritten in place in one transaction (other processes keep
-        their connections and see the old or the new rows); a missing or unusable one is built
-        in a temporary file and renamed into place.
-        """
-        rows, skipped = self._scan(progress)
+    def _drop_index(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
-        path = self.layout.index_path
+
+    def index_upsert(self, rows: list[SessionRow]) -> bool:
+        """Update index rows; True when they are in. A busy index is tried again later (the
+        rows' pending markers stay); an unusable one is left for the next rebuild."""
         try:
-            if not path.exists():
-                raise IndexUnavailable("index missing")
-            index = Index(path)
-            index.replace_all(rows)
-            self._index = index
+            self.index().upsert(rows)
+        except IndexBusy:
+            return False
         except IndexUnavailable:
-            self._set_aside(path)
-            index_mod.build(path, rows)
+            self._drop_index()
+            return False
+        return True
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild the index from the rollouts; returns counts.
+
+        A live, healthy index is rewritten in place in one transaction (other processes keep
+        their connections and see the old or the new rows); a missing or unusable one is built
+        anew by the backend.
+        """
+        rows, skipped = self._scan(progress)
+        self._drop_index()
+        try:
+            index = self.backend.open()
+            index.replace_all(rows)
+        except IndexUnavailable:
+            self.backend.set_aside()
+            index = self.backend.build(rows)
+        self._index = index
         self._reconcile()  # sessions created by other processes while this one was scanning
-        return {"sessions": len(rows), "threads": len({r["thread_id"] for r in rows}),
+        return {"sessions": len(rows), "threads": len({r.thread_id for r in rows}),
                 "unindexable": skipped}
 
-    def _scan(self, progress: Progress | None) -> tuple[list[dict[str, Any]], int]:
+    def probe(self, path: str, archived: bool) -> SessionRow | str:
+        """The index row of the rollout at `path`, or why it has none."""
+        return probe(path, archived=archived, relpath=self.layout.relative(path))
+
+    def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
         """Index rows for every rollout on disk, and how many files could not be indexed."""
         found = self.layout.scan_rollouts()
         rows, skipped = [], 0
         for number, (path, archived) in enumerate(found, start=1):
-            row = probe(path, archived=archived)
-            if isinstance(row, dict):
+            row = self.probe(path, archived)
+            if isinstance(row, SessionRow):
                 rows.append(row)
             else:
                 skipped += 1
@@ -186,21 +205,16 @@ class Store:
 
     # ---- writing ------------------------------------------------------------------------------
 
-    def lock_thread(self, thread_id: str, *, purpose: str = "open for writing") -> Any:
+    def lock_thread(self, thread_id: str, *, purpose: str = "open for writing") -> BaseFileLock:
         """Take a thread's writer lock now or raise ThreadBusy; the caller releases it."""
-        from filelock import FileLock, Timeout
+        if self.read_only:
+            raise SessionReadOnly(f"the store {self.layout.root} was opened read-only; "
+                                  f"cannot {purpose}")
+        return lock_thread(self.layout, thread_id, purpose=purpose)
 
-        thread = ids.thread_id(thread_id)
-        lock = FileLock(self.layout.lock_path(thread), mode=0o600, thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise ThreadBusy(f"thread {thread} is open for writing in another process; "
-                             f"cannot {purpose}") from None
-        return lock
-
-    def create(self, meta: dict[str, Any], body: bytes, *, first_seq: int = 0,
-               durability: Durability = Durability.WRITTEN, lock: Any = None) -> SessionWriter:
+    def create(self, meta: Record, body: bytes, *, first_seq: int = 0,
+               durability: Durability = Durability.WRITTEN,
+               lock: BaseFileLock | None = None) -> SessionWriter:
         """Start a session file for `meta` at `first_seq` (thread lock taken, meta fsynced).
 
         seq is thread-wide: a resumed or forked session continues after the seq it starts from.
@@ -209,8 +223,8 @@ class Store:
         session = ids.session_id(meta["session_id"])
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
         try:
-            started = datetime.now(timezone.utc)
-            path = self.layout.new_rollout_path(session, started)
+            path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
+            marker = self._mark_pending(session, path)  # before the file: a crash leaves a trace
             ensure_private_dir(path.parent, within=self.layout.root)
             fsync_dir(path.parent.parent)
             recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
@@ -218,10 +232,53 @@ class Store:
         except BaseException:
             lock.release()
             raise
-        meta = {**meta, "seq": acks[0].seq, "ts": _now_iso()}
+        meta = {**meta, "seq": acks[0].seq, "ts": utc_now_iso()}
         writer = SessionWriter(self, meta=meta, path=path, lock=lock, recorder=recorder)
+        writer.pending = marker
         writer.update_index()
         return writer
+
+    def _mark_pending(self, session: str, path: Path) -> Path:
+        """A marker naming a new session's rollout, until the index holds its row."""
+        marker = self.layout.pending / session
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        return marker
+
+    def catch_up(self) -> list[SessionRow]:
+        """Index the sessions whose pending marker is still there (a crash, a busy index).
+
+        One directory listing when nothing is pending; returns the rows it could not write yet
+        (the index is busy, or the store read-only) so a caller can answer with them anyway.
+        """
+        try:
+            markers = [entry for entry in os.scandir(self.layout.pending) if entry.is_file()]
+        except OSError:
+            return []
+        rows, done = [], []
+        for entry in markers:
+            try:
+                with open(entry.path, encoding="utf-8") as handle:
+                    relpath = handle.read().strip()
+                path = self.layout.resolve(relpath)
+            except (OSError, ValueError, StoreDamaged):
+                continue
+            if not path.exists() and self.layout.sessions in path.parents:
+                path = self.layout.archived_path(path)  # archived meanwhile by another process
+            if not path.exists():  # the process died before creating it: nothing to index
+                if time.time() - entry.stat().st_mtime > _PENDING_GRACE_S:
+                    Path(entry.path).unlink(missing_ok=True)
+                continue
+            row = self.probe(str(path), self.layout.archived in path.parents)
+            if isinstance(row, SessionRow):
+                rows.append(row)
+                done.append(entry.path)
+        if not rows or self.read_only or not self.index_upsert(rows):
+            return rows
+        for marker in done:
+            Path(marker).unlink(missing_ok=True)
+        return []
 
     def reopen(self, session_id: str, *,
                durability: Durability = Durability.WRITTEN) -> tuple[SessionWriter, Rollout]:
@@ -229,28 +286,28 @@ class Store:
 
         A torn tail is quarantined first so new records never follow a partial line.
         """
-        from .repair import quarantine_tail
-
-        path = self.session_path(session_id)
-        row = self._query(lambda index: index.session(ids.session_id(session_id)))
-        thread = row["thread_id"] if row else ids.thread_id("")
-        lock = self.lock_thread(thread, purpose="record")
+        sid = ids.session_id(session_id)
+        row = self._query(lambda index: index.session(sid))
+        if row is None:
+            raise UnknownThread(f"no session {sid} in {self.layout.root}")
+        path = self.layout.resolve(row.path)
+        lock = self.lock_thread(row.thread_id, purpose="record")
         try:  # read under the lock: nothing can be in flight now
             data = read_bytes(path)
             rollout = parse_rollout(data, path=path)
-            if rollout.status.value == "future_schema":
-                raise SchemaTooNew(f"session {session_id} was written by a newer Session Keeper "
+            if rollout.status is Status.FUTURE_SCHEMA:
+                raise SchemaTooNew(f"session {sid} was written by a newer Session Keeper "
                                    f"(schema {rollout.schema_version})")
-            if rollout.meta is None or rollout.status.value != "ok":
+            if rollout.meta is None or rollout.status is not Status.OK:
                 lines = ", ".join(str(d.line) for d in rollout.damage)
-                raise StoreDamaged(f"session {session_id} cannot be appended to "
+                raise StoreDamaged(f"session {sid} cannot be appended to "
                                    f"({rollout.status.value}{': lines ' + lines if lines else ''});"
                                    " fork the thread to continue")
-            newest = self.thread_sessions(thread)[-1]["session_id"]
+            newest = self.thread_sessions(row.thread_id)[-1].session_id
             if newest != rollout.meta["session_id"]:
-                raise SessionReadOnly(f"session {session_id} was resumed by {newest}; record there")
+                raise SessionReadOnly(f"session {sid} was resumed by {newest}; record there")
             if rollout.tail is not None:
-                quarantine_tail(self, rollout, locked=True)
+                quarantine_tail(self.layout, rollout, locked=True)
             recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
                                 size=rollout.good_size, crc=zlib.crc32(data[:rollout.good_size]),
                                 durability=durability)
@@ -262,36 +319,80 @@ class Store:
 
     # ---- reading ------------------------------------------------------------------------------
 
-    def list_threads(self, query: ListQuery) -> list[dict[str, Any]]:
-        """A page of threads from the index (rebuilt first if it is missing or corrupt)."""
-        return self._query(lambda index: index.list_threads(query))
+    def list_threads(self, query: ListQuery) -> list[ThreadRow]:
+        """A page of threads from the index (rebuilt first if it is missing or corrupt), caught
+        up first with sessions whose row never made it there."""
+        unwritten = self.catch_up()
 
-    def thread_sessions(self, thread_id: str) -> list[dict[str, Any]]:
-        """Session rows of a thread, oldest first; UnknownThread if there are none."""
+        def ask(index: Index) -> list[ThreadRow]:
+            if unwritten:  # answer with them although the index could not take them yet
+                index = OverlayIndex(index)
+                index.upsert(unwritten)
+            return index.list_threads(query)
+
+        return self._query(ask)
+
+    def thread_row(self, thread_id: str) -> ThreadRow | None:
+        """A thread's index row, or None."""
+        thread = ids.thread_id(thread_id)
+        return self._query(lambda index: index.thread(thread))
+
+    def thread_sessions(self, thread_id: str) -> list[SessionRow]:
+        """Session rows of a thread, oldest first; UnknownThread if there are none.
+
+        Only the thread's chain: its first session, then each session resuming one before it at
+        the next seq. A rollout merely claiming the thread's id is not one of them (`foreign`).
+        """
+        return self._chain(thread_id)[0]
+
+    def foreign_sessions(self, thread_id: str) -> list[SessionRow]:
+        """Rollouts that claim a thread's id without continuing it (crafted or copied in)."""
+        return self._chain(thread_id)[1]
+
+    def _chain(self, thread_id: str) -> tuple[list[SessionRow], list[SessionRow]]:
         thread = ids.thread_id(thread_id)
         rows = [row for row in map(self._followed, self._query(lambda i: i.sessions(thread))) if row]
-        rows += [r for r in self._reconcile() if r["thread_id"] == thread]
+        rows += [r for r in self._reconcile() if r.thread_id == thread]
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
-        return sorted(rows, key=index_mod.thread_order)
+        members: dict[str, SessionRow] = {}
+        foreign = []
+        for row in sorted(rows, key=thread_order):
+            if self._continues(row, members):
+                members[row.session_id] = row
+            else:
+                foreign.append(row)
+        return list(members.values()), foreign
 
-    def _followed(self, row: dict[str, Any]) -> dict[str, Any] | None:
+    def _continues(self, row: SessionRow, members: dict[str, SessionRow]) -> bool:
+        """The first session of a thread, or one resuming a member at the seq after its last."""
+        if not members:
+            return row.resumed_from is None
+        previous = members.get(row.resumed_from or "")
+        if previous is None:
+            return False
+        if row.first_seq == previous.last_seq + 1:
+            return True
+        fresh = self.probe(str(self.layout.resolve(previous.path)), previous.archived)
+        return isinstance(fresh, SessionRow) and row.first_seq == fresh.last_seq + 1
+
+    def _followed(self, row: SessionRow) -> SessionRow | None:
         """A row whose file is gone: found again if another process (un)archived it, else None."""
-        path = Path(row["path"])
-        if path.exists():
-            return row
         try:
-            moved = (self.layout.live_path(path) if row["archived"]
+            path = self.layout.resolve(row.path)
+            if path.exists():
+                return row
+            moved = (self.layout.live_path(path) if row.archived
                      else self.layout.archived_path(path))
         except (ValueError, StoreDamaged):  # a row that does not even point into its tree
             return None
         if not moved.exists():
             return None
-        row = {**row, "path": str(moved), "archived": int(not row["archived"])}
+        row = dataclasses.replace(row, path=self.layout.relative(moved), archived=not row.archived)
         self.index_upsert([row])
         return row
 
-    def _reconcile(self) -> list[dict[str, Any]]:
+    def _reconcile(self) -> list[SessionRow]:
         """Index the session files on disk that the index does not know (it is only a cache).
 
         Costs one walk of the file names; only unknown files are opened. Returns their rows.
@@ -301,8 +402,8 @@ class Store:
         for path, archived in self.layout.scan_rollouts():
             name = parse_rollout_name(os.path.basename(path))
             if name and name.session_id not in known:
-                row = probe(path, archived=archived)
-                if isinstance(row, dict):
+                row = self.probe(path, archived)
+                if isinstance(row, SessionRow):
                     found.append(row)
         if found:
             self.index_upsert(found)
@@ -312,12 +413,12 @@ class Store:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
         rows = self.thread_sessions(thread_id)
         out: list[Rollout] = []
-        stale: list[dict[str, Any]] = []
+        stale: list[SessionRow] = []
         for row in reversed(rows):
-            path = self.layout.contained(row["path"])
+            path = self.layout.resolve(row.path)
             rollout = read_rollout(path) if full else read_latest(path)
             out.append(rollout)
-            if rollout.meta is not None and rollout.size != row["size"]:
+            if rollout.meta is not None and rollout.size != row.size:
                 stale.append(_refreshed(row, rollout))
             if rollout.from_snapshot and not full:
                 break
@@ -332,28 +433,39 @@ class Store:
         row = self._query(lambda index: index.session(sid))
         if row is None:
             raise UnknownThread(f"no session {sid} in {self.layout.root}")
-        return self.layout.contained(row["path"])
+        return self.layout.resolve(row.path)
+
+    def write_export(self, thread_id: str, data: dict[str, Any]) -> Path:
+        """Write a thread's exported state to exports/ (a new private file); returns its path."""
+        folder = ensure_private_dir(self.layout.root / "exports")
+        path = folder / f"{ids.thread_id(thread_id)}-{int(time.time())}-{os.getpid()}.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        return path
 
     # ---- archive --------------------------------------------------------------------------------
 
     def set_archived(self, thread_id: str, archived: bool) -> int:
         """Move a thread's rollouts to archived_sessions/ (or back); returns files moved."""
         thread = ids.thread_id(thread_id)
-        if all(bool(r["archived"]) == archived for r in self.thread_sessions(thread)):
+        if all(r.archived == archived for r in self.thread_sessions(thread)):
             return 0  # already where it should be: nothing to move, no lock needed
         lock = self.lock_thread(thread, purpose="archive it" if archived else "unarchive it")
         try:
-            rows, moved = self.thread_sessions(thread), 0
-            for row in rows:
-                src = self.layout.contained(row["path"])
-                if bool(row["archived"]) == archived:
+            rows, moved = [], 0
+            for row in self.thread_sessions(thread):
+                if row.archived == archived:
+                    rows.append(row)
                     continue
+                src = self.layout.resolve(row.path)
                 dst = self.layout.archived_path(src) if archived else self.layout.live_path(src)
                 ensure_private_dir(dst.parent, within=self.layout.root)
                 shutil.move(src, dst)
                 fsync_dir(dst.parent)
                 fsync_dir(src.parent)
-                row.update(path=str(dst), archived=int(archived))
+                rows.append(dataclasses.replace(row, path=self.layout.relative(dst),
+                                                archived=archived))
                 moved += 1
             self.index_upsert(rows)
             return moved
@@ -361,16 +473,10 @@ class Store:
             lock.release()
 
 
-def _refreshed(row: dict[str, Any], rollout: Rollout) -> dict[str, Any]:
+def _refreshed(row: SessionRow, rollout: Rollout) -> SessionRow:
     """The index row of a session as its rollout now stands."""
+    assert rollout.meta is not None
     last = rollout.records[-1] if rollout.records else rollout.meta
     status = "damaged" if rollout.damage else "ok"
-    fresh = session_row(rollout.meta, path=Path(row["path"]), archived=bool(row["archived"]),
-                        last=last, size=rollout.size, inode=row.get("inode"), status=status,
-                        summary=row.get("summary"))
-    return fresh
-
-
-def _now_iso() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return session_row(rollout.meta, path=row.path, archived=row.archived, last=last,
+                       size=rollout.size, inode=row.inode, status=status, summary=row.summary)

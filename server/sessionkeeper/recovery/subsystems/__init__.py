@@ -1,8 +1,7 @@
 """Restorable subsystems: importing this package imports each module in it, which registers itself.
 
-Adding a subsystem is adding one module here with a `@register`ed `Subsystem` subclass.
-Subsystem modules import `recovery.baseline` inside functions only (baseline imports `base`,
-so a module-level import would be circular when baseline is imported first).
+Adding a subsystem is adding one module here with a `@register`ed `Subsystem` subclass; reports
+and surfaces show every registered subsystem by its name, summary and headline.
 """
 
 from __future__ import annotations
@@ -10,7 +9,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Difference, Findings, Invalidation, Subsystem, Workspace, register
+from .base import (
+    REGISTRY,
+    Difference,
+    Findings,
+    Invalidation,
+    Subsystem,
+    SubsystemReport,
+    Workspace,
+    register,
+)
 
 
 def load_all() -> dict[str, type[Subsystem]]:
@@ -24,6 +32,7 @@ def load_all() -> dict[str, type[Subsystem]]:
 load_all()
 
 __all__ = [
-    "REGISTRY", "Difference", "Findings", "Invalidation", "Subsystem", "Workspace", "load_all",
+    "REGISTRY", "Difference", "Findings", "Invalidation", "Subsystem", "SubsystemReport", "Workspace",
+    "load_all",
     "register",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Findings, Invalidation, Record, Subsystem, Workspace, register
-from .file_history import norm_path
+from .file_history import FileHistory, norm_path
 
 AUTHORS = ("agent", "user", "external")
 
@@ -61,7 +61,9 @@ class Attribution(Subsystem):
 
     def validate(self, workspace: Workspace, deps: Mapping[str, Subsystem]) -> Findings:
         """Mark attribution incomplete for files changed outside the session since last recorded."""
-        diffs = deps["file_history"].disk_differences(workspace)  # type: ignore[attr-defined]
+        history = deps["file_history"]
+        assert isinstance(history, FileHistory)
+        diffs = history.disk_differences(workspace)
         found = [Invalidation(self.name, f"{d.recorded['path']} was changed outside the session; "
                                          "its attribution is incomplete")
                  for d in diffs if d.recorded["path"] in self.files]
@@ -70,3 +72,8 @@ class Attribution(Subsystem):
     def summary(self) -> dict[str, Any]:
         """Return the paths by author and the commit trailer."""
         return {**self.by_author(), "trailer": self.trailer()}
+
+    def headline(self) -> str:
+        """The files the agent changed."""
+        files = self.agent_files()
+        return ", ".join(files) if files else "no agent changes"

@@ -8,48 +8,14 @@ Adding a subsystem is adding one module in this package that decorates its class
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-Record = dict[str, Any]
+from ...events import Record
+from ..findings import Difference, Findings, Invalidation, SubsystemReport, Workspace
 
-
-@dataclass(frozen=True)
-class Difference:
-    """One way the current workspace differs from what was recorded (drift or block)."""
-
-    kind: str  # cwd_missing other_repository relocated branch head file_changed file_missing permissions …
-    recorded: Any = None
-    current: Any = None
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class Invalidation:
-    """Restored state that can no longer be trusted, with the reason."""
-
-    subsystem: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Findings:
-    """What one subsystem's validation found."""
-
-    differences: list[Difference] = field(default_factory=list)
-    invalidations: list[Invalidation] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """The workspace as it is now, as subsystems see it during validation (read-only)."""
-
-    root: str  # absolute path of the workspace the user resumes from
-    exists: bool
-    baseline: Any  # events.GitBaseline captured now, or None outside git / when the cwd is missing
-    file_hash: Callable[[str], str | None]  # workspace-relative path -> sha256 hex, None if missing
-    requested: Mapping[str, Any]  # what the resuming client asks for: {"permissions": {...}, "model": "..."}
+__all__ = ["REGISTRY", "Difference", "Findings", "Invalidation", "Record", "Subsystem",
+           "SubsystemReport", "Workspace", "register"]
 
 
 class Subsystem:
@@ -78,6 +44,10 @@ class Subsystem:
     def summary(self) -> dict[str, Any]:
         """Return the part of the state a report shows (defaults to the snapshot)."""
         return self.snapshot()
+
+    def headline(self) -> str:
+        """One line for humans saying what was restored (empty: nothing worth a line)."""
+        return ""
 
 
 REGISTRY: dict[str, type[Subsystem]] = {}

@@ -72,3 +72,8 @@ class Context(Subsystem):
         """Return through which seq a summary is restored and how many messages follow it."""
         through = self.compaction["through_seq"] if self.compaction else None
         return {"compacted_through_seq": through, "messages": len(self.messages)}
+
+    def headline(self) -> str:
+        """What the model gets back: the summary and the messages after it."""
+        head = f"summary through seq {self.compaction['through_seq']} + " if self.compaction else ""
+        return f"{head}{len(self.messages)} message(s)"

@@ -46,3 +46,8 @@ class CostState(Subsystem):
         """Return {"models": per-model counters, "total": totals}."""
         models = {m: {**row, "usd": round(row["usd"], 6)} for m, row in self.models.items()}
         return {"models": models, "total": self.totals()}
+
+    def headline(self) -> str:
+        """Money and tokens so far."""
+        t = self.totals()
+        return f"${t['usd']:.4f}, {t['input_tokens']} in / {t['output_tokens']} out tokens"

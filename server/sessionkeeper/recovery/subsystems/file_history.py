@@ -102,3 +102,8 @@ class FileHistory(Subsystem):
     def summary(self) -> dict[str, Any]:
         """Return how many files and versions the history holds."""
         return {"files": len(self.files), "versions": sum(len(v) for v in self.files.values())}
+
+    def headline(self) -> str:
+        """Files and versions the history holds."""
+        versions = sum(len(v) for v in self.files.values())
+        return f"{len(self.files)} file(s), {versions} version(s)"

@@ -65,3 +65,10 @@ class ModelState(Subsystem):
         effective = self.fallback or self.state["name"]
         return {"name": self.state["name"], "overrides": copy.deepcopy(self.state["overrides"]),
                 "effective": effective, "fallback": self.fallback}
+
+    def headline(self) -> str:
+        """The effective model (and the fallback taken)."""
+        name = self.fallback or self.state["name"]
+        if name is None:
+            return "not recorded"
+        return f"{name} (instead of {self.state['name']})" if self.fallback else str(name)

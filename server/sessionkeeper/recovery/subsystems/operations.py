@@ -81,3 +81,11 @@ class Operations(Subsystem):
         """Return the counts, the in-doubt operations and the duplicates."""
         return {**self.counts(), "in_doubt_operations": self.in_doubt(),
                 "duplicate_deliveries": copy.deepcopy(self.duplicates)}
+
+    def headline(self) -> str:
+        """Operations by outcome, in doubt first."""
+        c = self.counts()
+        if not c["total"]:
+            return "none recorded"
+        doubt = f"{c['in_doubt']} in doubt, " if c["in_doubt"] else ""
+        return f"{doubt}{c['committed']} committed, {c['failed']} failed"

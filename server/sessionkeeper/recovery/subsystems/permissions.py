@@ -6,15 +6,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ...events import DEFAULT_APPROVAL, DEFAULT_SANDBOX, DEFAULT_TOOLS, PERMISSION_FIELDS
 from .base import Difference, Findings, Record, Subsystem, Workspace, register
 
-FIELDS = ("approval_mode", "sandbox_policy", "tool_profile")
+FIELDS = PERMISSION_FIELDS
 
 
 def _defaults() -> dict[str, Any]:
-    from ...events import Permissions
-
-    return Permissions().model_dump()
+    return dict(zip(FIELDS, (DEFAULT_APPROVAL, DEFAULT_SANDBOX, DEFAULT_TOOLS), strict=True))
 
 
 @register
@@ -61,3 +60,7 @@ class PermissionsState(Subsystem):
     def summary(self) -> dict[str, Any]:
         """Return the restored permissions."""
         return self.current()
+
+    def headline(self) -> str:
+        """The three permission fields."""
+        return ", ".join(f"{k}={self.state[k]}" for k in FIELDS)

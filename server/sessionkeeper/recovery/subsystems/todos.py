@@ -38,3 +38,8 @@ class Todos(Subsystem):
         """Return {done, total, items}."""
         done = sum(1 for i in self.items if i["status"] == "done")
         return {"done": done, "total": len(self.items), "items": copy.deepcopy(self.items)}
+
+    def headline(self) -> str:
+        """Todos done of total."""
+        done = sum(1 for i in self.items if i["status"] == "done")
+        return f"{done}/{len(self.items)} done" if self.items else "none recorded"

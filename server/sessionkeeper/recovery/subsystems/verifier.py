@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Findings, Invalidation, Record, Subsystem, Workspace, register
+from .file_history import FileHistory
 
 _WHAT = {"tests": "the test run", "review": "the review"}
 
@@ -46,7 +47,8 @@ class VerifierState(Subsystem):
 
     def validate(self, workspace: Workspace, deps: Mapping[str, Subsystem]) -> Findings:
         """Mark each result stale when a file changed after it ran (the verifier must rerun)."""
-        history: Any = deps["file_history"]
+        history = deps["file_history"]
+        assert isinstance(history, FileHistory)
         on_disk = {d.recorded["path"] for d in history.disk_differences(workspace)}
         found: list[Invalidation] = []
         for kind, entry in self.state.items():
@@ -62,3 +64,13 @@ class VerifierState(Subsystem):
     def summary(self) -> dict[str, Any]:
         """Return {"tests": "7/9"-style counts and checkpoint, "review": findings} as restored."""
         return copy.deepcopy(self.state)
+
+    def headline(self) -> str:
+        """The latest test run and review."""
+        parts = []
+        tests, review = self.state["tests"], self.state["review"]
+        if tests:
+            parts.append(f"tests {tests['passed']}/{tests['total']} passed")
+        if review:
+            parts.append(f"review: {len(review['findings'])} finding(s)")
+        return ", ".join(parts) or "none recorded"

@@ -7,7 +7,27 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ...events import GitBaseline, RepoIdentity
+from ..baseline import compare
 from .base import Difference, Findings, Record, Subsystem, Workspace, register
+
+_FIELDS = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
+
+
+def baseline_of(raw: object) -> GitBaseline | None:
+    """A stored baseline (a dict, or None outside git) as a GitBaseline; ValueError if malformed."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ValueError(f"a baseline is an object, not {type(raw).__name__}")
+    identity = raw.get("identity")
+    if identity is not None and not isinstance(identity, dict):
+        raise ValueError("baseline.identity is not an object")
+    try:
+        fields = {k: raw.get(k) for k in _FIELDS if k != "identity"}
+        return GitBaseline(**fields, identity=RepoIdentity(**identity) if identity else None)
+    except TypeError as exc:
+        raise ValueError(f"baseline: {exc}") from None
 
 
 @register
@@ -15,7 +35,6 @@ class Worktree(Subsystem):
     """Recorded cwd and GitBaseline; the newest `session_meta` (or `baseline` record) wins."""
 
     name = "worktree"
-    # "baseline": a mid-session refresh of the GitBaseline, folded if such a record type is added
     handles = frozenset({"session_meta", "baseline"})
 
     def __init__(self) -> None:
@@ -27,8 +46,7 @@ class Worktree(Subsystem):
             self.state["cwd"] = record.get("cwd")
             self.state["baseline"] = copy.deepcopy(record.get("baseline"))
         else:
-            fields = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
-            self.state["baseline"] = {k: copy.deepcopy(record.get(k)) for k in fields}
+            self.state["baseline"] = {k: copy.deepcopy(record.get(k)) for k in _FIELDS}
         self.state["seq"] = record.get("seq")
         # fields the record's source could not state (an agent's log has no HEAD, say)
         self.state["unknown"] = list((record.get("data") or {}).get("unknown", []))
@@ -41,23 +59,34 @@ class Worktree(Subsystem):
         """Replace the state with a snapshot."""
         self.state = copy.deepcopy(state)
 
-    def recorded(self) -> Any:
-        """Return the recorded baseline as an `events.GitBaseline`, or None outside git."""
-        from ...events import GitBaseline
+    def recorded(self) -> GitBaseline | None:
+        """Return the recorded baseline, or None outside git; ValueError if it is malformed."""
+        return baseline_of(self.state["baseline"])
 
-        raw = self.state["baseline"]
-        return GitBaseline.model_validate(raw, strict=False) if raw is not None else None
+    def recorded_branch(self) -> str | None:
+        """The recorded branch, or None (detached, outside git, or unreadable)."""
+        try:
+            baseline = self.recorded()
+        except ValueError:
+            return None
+        return baseline.branch if baseline else None
 
     def validate(self, workspace: Workspace, deps: Mapping[str, Subsystem]) -> Findings:
         """Compare the recorded baseline with the workspace (the first check of a resume)."""
-        from ..baseline import compare
-
-        diffs = compare(self.recorded(), workspace.baseline, cwd_exists=workspace.exists)
+        try:
+            recorded = self.recorded()
+        except ValueError as exc:
+            return Findings(differences=[Difference("baseline_unreadable", None, workspace.root,
+                                                    f"the recorded baseline is unreadable: {exc}")])
+        if workspace.git_note is not None:  # git will not read it: nothing can be compared
+            return Findings(differences=[Difference("git_refused", self.state["cwd"],
+                                                    workspace.root, workspace.git_note)])
+        diffs = compare(recorded, workspace.baseline, cwd_exists=workspace.exists)
         if "head" in self.state.get("unknown", ()):  # never recorded: nothing to differ from
             diffs = [d for d in diffs if d.kind != "head"]
         cwd = self.state["cwd"]
         settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)
-        if not settled and cwd and _real(cwd) != _real(workspace.root):
+        if not settled and cwd and os.path.realpath(cwd) != os.path.realpath(workspace.root):
             where = ("another directory, outside git" if workspace.baseline is None
                      else "another directory of the same repository")
             diffs = [Difference("relocated", cwd, workspace.root, where), *diffs]
@@ -65,6 +94,13 @@ class Worktree(Subsystem):
             diffs = [Difference("cwd_missing", cwd, workspace.root, diffs[0].detail)]
         return Findings(differences=diffs)
 
-
-def _real(path: str) -> str:
-    return os.path.realpath(path)
+    def headline(self) -> str:
+        """Branch and HEAD recorded, and where."""
+        try:
+            baseline = self.recorded()
+        except ValueError:
+            return "recorded baseline unreadable"
+        if baseline is None:
+            return f"{self.state['cwd']} (outside git)"
+        head = (baseline.head or "no commits")[:10]
+        return f"{baseline.branch or 'detached HEAD'} @ {head} in {self.state['cwd']}"

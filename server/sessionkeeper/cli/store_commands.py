@@ -1,0 +1,217 @@
+"""The store's commands: start, record, list, show, fork, archive, unarchive, fsck, reindex,
+schema, demo."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any, get_args
+
+import orjson
+
+from ..errors import InvalidEvent, InvalidId
+from ..events import ApprovalMode, SandboxPolicy
+from .common import COMMON, Subparsers, emit, keeper, say
+
+
+def add(sub: Subparsers) -> None:
+    """Add the store's subcommands."""
+    start = sub.add_parser("start", parents=[COMMON], help="start a thread; prints its ids")
+    start.add_argument("--workspace", required=True)
+    start.add_argument("--title")
+    start.add_argument("--model")
+    start.add_argument("--approval-mode", default="on-request", choices=get_args(ApprovalMode))
+    start.add_argument("--sandbox-policy", default="workspace-write", choices=get_args(SandboxPolicy))
+    start.add_argument("--tool-profile", default="default")
+    start.set_defaults(run=start_thread)
+    record = sub.add_parser("record", parents=[COMMON], help="append JSON-lines events from stdin")
+    record.add_argument("--session", required=True)
+    record.add_argument("--durability", choices=["none", "written", "durable"], default="written")
+    record.set_defaults(run=record_events)
+    lst = sub.add_parser("list", parents=[COMMON], help="threads, newest first")
+    lst.add_argument("--workspace")
+    lst.add_argument("--all", action="store_true", help="include archived threads")
+    lst.add_argument("--limit", type=_positive, default=50)
+    lst.set_defaults(run=list_threads)
+    show = sub.add_parser("show", parents=[COMMON], help="a thread's sessions and state")
+    show.add_argument("thread")
+    show.set_defaults(run=show_thread)
+    fork = sub.add_parser("fork", parents=[COMMON], help="fork a thread at a seq")
+    fork.add_argument("thread")
+    fork.add_argument("--at", type=int, default=None, metavar="SEQ")
+    fork.add_argument("--workspace")
+    fork.set_defaults(run=fork_thread)
+    for name, archived in (("archive", True), ("unarchive", False)):
+        cmd = sub.add_parser(name, parents=[COMMON], help=f"{name} a thread")
+        cmd.add_argument("thread")
+        cmd.set_defaults(run=_archiver(name, archived))
+    fsck = sub.add_parser("fsck", parents=[COMMON],
+                          help="compare the index with the rollouts (exit 1: problems left)")
+    fsck.add_argument("--repair", action="store_true")
+    fsck.set_defaults(run=check_store)
+    sub.add_parser("reindex", parents=[COMMON],
+                   help="rebuild the index from the rollouts").set_defaults(run=reindex)
+    sub.add_parser("schema", parents=[COMMON],
+                   help="print the JSON Schema of a rollout line").set_defaults(run=schema)
+    demo = sub.add_parser("demo", parents=[COMMON], help="the whole story in a scratch directory")
+    demo.add_argument("--dir", help="scratch directory (default: a new temp dir, kept)")
+    demo.set_defaults(run=demo_story)
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
+def start_thread(args: argparse.Namespace) -> int:
+    """Start a thread and print `THREAD SESSION` (or JSON)."""
+    session = keeper(args).start(args.workspace, title=args.title, model=args.model,
+                                 permissions={"approval_mode": args.approval_mode,
+                                              "sandbox_policy": args.sandbox_policy,
+                                              "tool_profile": args.tool_profile})
+    out = {"thread_id": session.thread_id, "session_id": session.session_id, "path": session.path}
+    session.close()
+    emit(out) if args.json else say(f"{out['thread_id']} {out['session_id']}")
+    return 0
+
+
+def record_events(args: argparse.Namespace) -> int:
+    """Append JSON lines from stdin; one ack (or error) line per event, the stream goes on."""
+    session = keeper(args).attach(args.session)
+    code = 0
+    try:
+        for number, line in enumerate(sys.stdin, start=1):
+            if not line.strip():
+                continue
+            try:
+                ack = session.record(_exact(line), durability=args.durability)
+                out = {"line": number, "seq": ack.seq, "durability": ack.durability.value,
+                       "duplicate": ack.duplicate}
+            except (ValueError, InvalidEvent, InvalidId) as exc:  # JSONDecodeError is a ValueError
+                name = getattr(exc, "name", "invalid_event")
+                out, code = {"line": number, "error": name, "message": str(exc)}, 65
+                print(f"sessionkeeper: line {number}: {name}: {exc}", file=sys.stderr)
+            say(orjson.dumps(out).decode())
+    finally:
+        session.close()
+    return code
+
+
+_LONG_NUMBER = re.compile(r"\d{19,}")
+
+
+def _exact(line: str) -> Any:
+    """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
+    refused as not encodable, never stored rounded)."""
+    if _LONG_NUMBER.search(line):
+        return json.loads(line)  # exact integers; orjson would make them floats
+    return orjson.loads(line)
+
+
+def list_threads(args: argparse.Namespace) -> int:
+    """Threads, newest first (with a resume estimate when --workspace is given)."""
+    from ..render import threads_text
+
+    rows = keeper(args, reads_only=True).threads(workspace=args.workspace,
+                                                 include_archived=args.all, limit=args.limit)
+    emit(rows) if args.json else say(threads_text(rows))
+    return 0
+
+
+def show_thread(args: argparse.Namespace) -> int:
+    """A thread's sessions and its restored state (checked where it last ran)."""
+    from ..render import clean, report_text
+
+    k = keeper(args, reads_only=True)
+    rows = k.store.thread_sessions(args.thread)
+    report = k.check_resume(args.thread, workspace=rows[-1].cwd or os.getcwd())
+    if args.json:
+        emit({"sessions": rows, "state": report.to_json()})
+        return 0
+    say(f"thread {args.thread}: {len(rows)} session(s)")
+    for r in rows:
+        say(f"  {r.session_id}  {r.source:<8} seq ≤{r.last_seq:<6} {clean(r.path)}")
+    say("")
+    say(report_text(report))
+    return 0
+
+
+def fork_thread(args: argparse.Namespace) -> int:
+    """Fork a thread; print the new `THREAD SESSION`."""
+    session = keeper(args).fork(args.thread, at_seq=args.at, workspace=args.workspace)
+    out = {"thread_id": session.thread_id, "session_id": session.session_id}
+    session.close()
+    emit(out) if args.json else say(f"{out['thread_id']} {out['session_id']}")
+    return 0
+
+
+def _archiver(name: str, archived: bool) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        k = keeper(args)
+        moved = k.archive(args.thread) if archived else k.unarchive(args.thread)
+        emit({"thread_id": args.thread, "moved": moved}) if args.json else say(
+            f"{name}d {args.thread} ({moved} file(s) moved)")
+        return 0
+
+    return run
+
+
+def check_store(args: argparse.Namespace) -> int:
+    """fsck: exit 0 when clean (or repaired), 1 when problems remain."""
+    report = keeper(args, reads_only=not args.repair).fsck(repair=args.repair)
+    data = dataclasses.asdict(report) | {"clean": report.clean}
+    if args.json:
+        emit(data)
+    else:
+        say(f"checked {report.checked} rollout(s): {'clean' if report.clean else 'problems found'}")
+        for key, value in data.items():
+            if isinstance(value, list) and value:
+                say(f"  {key}: {len(value)}")
+                for item in value[:20]:
+                    say(f"    {item}")
+        if report.repaired:
+            say("index rebuilt from the rollouts")
+    return 0 if report.clean or report.repaired else 1
+
+
+def reindex(args: argparse.Namespace) -> int:
+    """Rebuild the index, with progress on a terminal."""
+    counts = keeper(args).reindex(_progress(args))
+    emit(counts) if args.json else say(
+        f"indexed {counts['threads']} thread(s), {counts['sessions']} session(s); "
+        f"{counts['unindexable']} file(s) unindexable (see fsck)")
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> Callable[[int, int], None] | None:
+    if args.json or not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        sys.stderr.write(f"\rreindexing {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+
+    return show
+
+
+def schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of a rollout line, every field described."""
+    from ..validate import json_schema
+
+    emit(json_schema())
+    return 0
+
+
+def demo_story(args: argparse.Namespace) -> int:
+    """The story the README's first command tells."""
+    from ..demo import run_demo
+
+    return run_demo(directory=args.dir, as_json=args.json)

@@ -1,0 +1,75 @@
+"""The server's configuration from `initializationOptions`: typed, checked once, never fatal.
+
+A bad value is reported in one message and its default is used instead; a bad hook spec is
+dropped with its reason; the rest of the configuration still applies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..recovery.command_hooks import HookSpec
+from .protocol import DurabilityName
+from .rpc import InvalidParams, structure
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """What the editor may configure (all optional)."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}
+    workspace: str | None = None
+    """The workspace folder (default: the first folder the editor opened)."""
+    durability: DurabilityName | None = None
+    """How far records get before they are acknowledged (default: $SESSIONKEEPER_DURABILITY, else written)."""
+    redaction: bool | None = None
+    """Redact secrets before they reach disk (default: on, $SESSIONKEEPER_REDACTION)."""
+    hooks: list[HookSpec] = field(default_factory=list)
+    """Command hooks for lifecycle sources."""
+    watch: bool = True
+    """Watch the workspace so user and external edits reach file history."""
+    askOnDrift: bool = True  # noqa: N815 - the editor's spelling
+    """Ask the user (window/showMessageRequest) when a resume finds drift."""
+    autoResume: bool = False  # noqa: N815
+    """Resume the workspace's latest thread after initialization."""
+
+
+def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:
+    """The options, and one line per problem found (each problem falls back to the default)."""
+    if raw is None:
+        return ServerOptions(), []
+    if not isinstance(raw, dict):
+        return ServerOptions(), [f"initializationOptions must be an object, not {type(raw).__name__}"]
+    problems: list[str] = []
+    known = {f.name for f in fields(ServerOptions)}
+    values: dict[str, Any] = {}
+    for name in known & raw.keys():
+        if name == "hooks":
+            values["hooks"] = _hooks(raw["hooks"], problems)
+            continue
+        try:
+            values[name] = getattr(structure({name: raw[name]}, ServerOptions), name)
+        except InvalidParams as exc:
+            problems.append(f"{exc} (using the default)")
+    return dataclasses.replace(ServerOptions(), **values), problems
+
+
+def _hooks(raw: object, problems: list[str]) -> list[HookSpec]:
+    if not isinstance(raw, list):
+        problems.append(f"hooks: expected a list, not {type(raw).__name__} (no hooks)")
+        return []
+    specs, names = [], set()
+    for number, item in enumerate(raw):
+        try:
+            spec = structure(item, HookSpec)
+        except (InvalidParams, ValueError) as exc:
+            problems.append(f"hooks[{number}]: {exc} (hook ignored)")
+            continue
+        if spec.name in names:
+            problems.append(f"hooks[{number}]: the name {spec.name!r} is taken (hook ignored)")
+            continue
+        names.add(spec.name)
+        specs.append(spec)
+    return specs

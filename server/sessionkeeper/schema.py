@@ -1,0 +1,321 @@
+"""The rollout record schema: one frozen dataclass per record type — the single definition.
+
+Imported only where records are built or validated (`validate.py` checks records from outside
+against these classes and generates the JSON Schema from them); reading and listing never need it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from .events import (
+    DEFAULT_APPROVAL,
+    DEFAULT_SANDBOX,
+    DEFAULT_TOOLS,
+    SCHEMA_VERSION,
+    STRICT,
+    ApprovalMode,
+    Author,
+    GitBaseline,
+    SandboxPolicy,
+    Source,
+)
+
+# ---- values inside records ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Permissions:
+    """What the agent may do: restored exactly, never inferred from text."""
+
+    __pydantic_config__ = STRICT
+    approval_mode: ApprovalMode = DEFAULT_APPROVAL
+    """When the agent asks the user before acting."""
+    sandbox_policy: SandboxPolicy = DEFAULT_SANDBOX
+    """What the agent's tools may touch."""
+    tool_profile: str = DEFAULT_TOOLS
+    """The named set of tools the agent may use."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForkedFrom:
+    """The point of the parent thread a fork starts from."""
+
+    __pydantic_config__ = STRICT
+    thread_id: str
+    """The parent thread."""
+    session_id: str
+    """The parent's session the fork was taken from."""
+    seq: int
+    """The parent's last record the fork includes."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientInfo:
+    """Which program wrote the session."""
+
+    __pydantic_config__ = STRICT
+    name: str
+    """The program's name (e.g. sessionkeeper-python, codex, claude)."""
+    version: str | None = None
+    """Its version."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TodoItem:
+    """One todo of the agent."""
+
+    __pydantic_config__ = STRICT
+    id: str
+    """Stable within the list."""
+    text: str
+    """What is to be done."""
+    status: Literal["pending", "in_progress", "done"] = "pending"
+    """Where the item stands."""
+
+
+# ---- records -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Envelope every record shares; `seq` and `ts` are assigned by the recorder."""
+
+    __pydantic_config__ = STRICT
+    seq: int | None = None
+    """Thread-wide position of the record (assigned when written)."""
+    ts: str | None = None
+    """UTC time the record was written (assigned when written)."""
+    data: dict[str, Any] | None = None
+    """Free-form extra data of the writer."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionMeta(Event):
+    """Line 1 of every rollout: ids, lineage, workspace baseline, permissions, model, client."""
+
+    type: Literal["session_meta"] = "session_meta"
+    schema_version: int = SCHEMA_VERSION
+    """The rollout format this file is written in."""
+    thread_id: str
+    """The logical conversation (stable across runs)."""
+    session_id: str
+    """This process run of the thread."""
+    resumed_from: str | None = None
+    """The session this one resumed."""
+    forked_from: ForkedFrom | None = None
+    """Where a forked thread came from."""
+    source: Source = "startup"
+    """Why this session started."""
+    cwd: str
+    """The workspace directory."""
+    baseline: GitBaseline | None = None
+    """The git baseline at the start; None outside git."""
+    permissions: Permissions = field(default_factory=Permissions)
+    """The permissions the session starts with."""
+    model: str | None = None
+    """The model the session starts with."""
+    client: ClientInfo | None = None
+    """The program that writes the session."""
+    agent: str | None = None
+    """The framework recording through Session Keeper (e.g. langgraph, claude-sdk); absent: native."""
+    title: str | None = None
+    """The thread's title."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lifecycle(Event):
+    """A lifecycle transition with its source, reason and (for resume) the decision taken."""
+
+    type: Literal["lifecycle"] = "lifecycle"
+    source: Source
+    """Which transition."""
+    reason: str = ""
+    """Why it happened."""
+    decision: str | None = None
+    """What the user (or CI policy) decided, for a resume."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message(Event):
+    """A conversation message."""
+
+    type: Literal["message"] = "message"
+    role: Literal["user", "assistant", "system", "tool"]
+    """Who speaks."""
+    text: str
+    """What was said."""
+    message_id: str | None = None
+    """The client's id of the message (a re-delivered id is not restored twice)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Operation(Event):
+    """A tool side effect, keyed by `operation_id`: started, then committed or failed."""
+
+    type: Literal["operation"] = "operation"
+    operation_id: str
+    """The idempotency key of the side effect ([A-Za-z0-9_-]{1,64})."""
+    tool: str
+    """The tool that has the effect."""
+    status: Literal["started", "committed", "failed"]
+    """started before the effect; committed or failed after it."""
+    args_digest: str | None = None
+    """sha256 of the canonical JSON of the arguments (computed from `args` when absent)."""
+    args: dict[str, Any] | None = None
+    """The arguments (redacted before they reach disk)."""
+    result_persisted: bool = False
+    """True when `result` holds the tool's result."""
+    result: Any = None
+    """The tool's result, to reuse instead of running it again."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Todo(Event):
+    """The whole todo list as it now stands."""
+
+    type: Literal["todo"] = "todo"
+    items: list[TodoItem]
+    """Every item, in order; ids are unique."""
+
+    def __post_init__(self) -> None:
+        ids = [item.id if isinstance(item, TodoItem) else item.get("id") for item in self.items]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"todo ids must be unique: {sorted({i for i in ids if ids.count(i) > 1})}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verifier(Event):
+    """A verification checkpoint: a test run (passed of total) or a review with its findings."""
+
+    type: Literal["verifier"] = "verifier"
+    kind: Literal["tests", "review"] = "tests"
+    """A test run or a review."""
+    passed: int | None = None
+    """Tests that passed (required for a test run)."""
+    total: int | None = None
+    """Tests that ran (required for a test run)."""
+    findings: list[str] = field(default_factory=list)
+    """A review's findings."""
+    checkpoint: str | None = None
+    """A name for this point (e.g. a commit)."""
+    command: str | None = None
+    """The command that ran the tests."""
+
+    def __post_init__(self) -> None:
+        if self.kind != "tests":
+            return
+        if self.passed is None or self.total is None:
+            raise ValueError("a test run needs both passed and total")
+        if not 0 <= self.passed <= self.total:
+            raise ValueError(f"passed ({self.passed}) must lie between 0 and total ({self.total})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChange(Event):
+    """A file version written or seen, with who wrote it; without after_hash: read the file now."""
+
+    type: Literal["file_change"] = "file_change"
+    path: str
+    """Workspace-relative path (absolute paths inside the workspace are made relative)."""
+    before_hash: str | None = None
+    """sha256 of the content before the change."""
+    after_hash: str | None = None
+    """sha256 of the content after the change (computed at record time when absent)."""
+    deleted: bool = False
+    """The change deleted the file."""
+    author: Author = "agent"
+    """Who changed it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cost(Event):
+    """Tokens and money spent on one model call."""
+
+    type: Literal["cost"] = "cost"
+    model: str
+    """The model called."""
+    input_tokens: int = 0
+    """Tokens sent."""
+    output_tokens: int = 0
+    """Tokens received."""
+    usd: float = 0.0
+    """Money spent, in US dollars."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionsChanged(Permissions, Event):
+    """Permissions as they now stand."""
+
+    type: Literal["permissions"] = "permissions"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelChanged(Event):
+    """The model and its overrides as they now stand."""
+
+    type: Literal["model"] = "model"
+    name: str
+    """The model."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Settings that differ from the model's defaults."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compacted(Event):
+    """A summary that replaces the conversation up to `through_seq` (history is kept)."""
+
+    type: Literal["compacted"] = "compacted"
+    summary: str
+    """The summary the model continues from."""
+    through_seq: int
+    """The last record the summary covers (0 or more, not beyond the thread)."""
+
+    def __post_init__(self) -> None:
+        if self.through_seq < 0:
+            raise ValueError("through_seq must not be negative")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Title(Event):
+    """The thread's title as it now stands."""
+
+    type: Literal["title"] = "title"
+    title: str
+    """The title."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Baseline(GitBaseline, Event):
+    """The workspace baseline refreshed mid-session; without fields: capture the workspace now."""
+
+    type: Literal["baseline"] = "baseline"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Snapshot(Event):
+    """The folded state of every subsystem through `through_seq` of this thread."""
+
+    type: Literal["snapshot"] = "snapshot"
+    through_seq: int
+    """The last record the state includes."""
+    state: dict[str, Any]
+    """{"subsystems": {name: state}, "summary": the thread's status summary}."""
+    prefix_bytes: int | None = None
+    """The file's size before this line ..."""
+    prefix_crc: str | None = None
+    """... and the CRC32 of those bytes: damage before the snapshot is caught."""
+
+
+RECORD_CLASSES: tuple[type[Event], ...] = (
+    SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange, Cost,
+    PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
+)
+
+
+def type_of(cls: type[Event]) -> str:
+    """The `type` tag of a record dataclass."""
+    tag = next(f.default for f in fields(cls) if f.name == "type")
+    assert isinstance(tag, str)
+    return tag

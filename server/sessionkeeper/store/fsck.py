@@ -1,0 +1,109 @@
+"""fsck: compare the index with every rollout (read in full); with repair, fix what can be fixed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ThreadBusy
+from .index import SessionRow
+from .layout import fsync_dir, parse_rollout_name
+from .quarantine import Quarantined, quarantine_tail
+from .reader import read_rollout
+from .store import Store
+
+
+@dataclass
+class FsckReport:
+    """Every divergence between the index and the rollouts, and what was done about it."""
+
+    checked: int = 0
+    missing_rows: list[str] = field(default_factory=list)  # rollouts the index did not know
+    dangling_rows: list[str] = field(default_factory=list)  # rows whose file is gone
+    stale_rows: list[str] = field(default_factory=list)  # size / seq differ from the file
+    ahead_rows: list[str] = field(default_factory=list)  # row claims more than the file holds
+    duplicate_sessions: list[str] = field(default_factory=list)  # one session id in two files
+    damaged: list[dict[str, Any]] = field(default_factory=list)  # middle damage, torn tails
+    unindexable: list[dict[str, str]] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
+    repaired: bool = False
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing diverged and nothing is damaged."""
+        return not (self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
+                    or self.duplicate_sessions or self.damaged or self.unindexable)
+
+
+def fsck(store: Store, *, repair: bool) -> FsckReport:
+    """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed."""
+    report = FsckReport()
+    rows = {r.session_id: r for r in store.index().sessions()}
+    seen: set[str] = set()
+    needs_rebuild = False
+    for path, archived in store.layout.scan_rollouts():
+        report.checked += 1
+        row = store.probe(path, archived)
+        if isinstance(row, str):
+            done = set_aside_empty(store, Path(path)) if repair and row == "empty file" else None
+            if done is not None:
+                report.quarantined.append(done)
+            else:
+                report.unindexable.append({"path": path, "reason": row})
+            continue
+        sid = row.session_id
+        if sid in seen:
+            report.duplicate_sessions.append(sid)
+            continue
+        seen.add(sid)
+        _check_content(store, Path(path), row, report, repair=repair)
+        known = rows.get(sid)
+        if known is None:
+            report.missing_rows.append(sid)
+        elif known.size > row.size or known.last_seq > row.last_seq:
+            report.ahead_rows.append(sid)
+        elif (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
+            report.stale_rows.append(sid)
+        else:
+            continue
+        needs_rebuild = True
+    report.dangling_rows = sorted(set(rows) - seen)
+    if repair and (needs_rebuild or report.dangling_rows):
+        store.rebuild()
+        report.repaired = True
+    return report
+
+
+def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
+    """Move a 0-byte rollout (a crash between creating and writing it) into quarantine/."""
+    name = parse_rollout_name(path.name)
+    if name is None or path.stat().st_size != 0:
+        return None
+    target = store.layout.quarantine / f"{path.name}.empty"
+    os.replace(path, target)
+    fsync_dir(target.parent)
+    fsync_dir(path.parent)
+    (store.layout.pending / name.session_id).unlink(missing_ok=True)
+    return Quarantined(name.session_id, str(target), 0, 0, "empty rollout (a crash before its "
+                                                           "first line)")
+
+
+def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport, *,
+                   repair: bool) -> None:
+    rollout = read_rollout(path)
+    if rollout.damage:
+        report.damaged.append({"session_id": row.session_id, "path": str(path),
+                               "lines": [d.line for d in rollout.damage],
+                               "kinds": sorted({d.kind for d in rollout.damage})})
+    if rollout.tail is not None:
+        report.damaged.append({"session_id": row.session_id, "path": str(path),
+                               "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason})
+        if repair:
+            try:
+                done = quarantine_tail(store.layout, rollout)
+            except ThreadBusy:
+                done = None
+            if done:
+                report.quarantined.append(done)

@@ -1,0 +1,11 @@
+"""The index: a derived, rebuildable cache of the rollouts, behind one small interface.
+
+`base.Index` / `base.IndexBackend` are the seam; `sqlite` is the backend in use, `memory` the
+reference one the contract suite also runs; rows are frozen values (`rows`).
+"""
+
+from .base import Index, IndexBackend
+from .rows import NATIVE, ListQuery, SessionRow, ThreadRow, thread_order, threads_of
+
+__all__ = ["NATIVE", "Index", "IndexBackend", "ListQuery", "SessionRow", "ThreadRow",
+           "thread_order", "threads_of"]

@@ -1,0 +1,120 @@
+"""The index's rows: frozen values every index backend stores and returns.
+
+A session row says what the index knows about one rollout (a session); thread rows are derived
+from a thread's session rows (`threads_of`), never stored on their own by a caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+NATIVE = "native"
+"""The agent of threads Session Keeper itself recorded."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionRow:
+    """One session (one rollout file) as the index knows it."""
+
+    session_id: str
+    thread_id: str
+    path: str  # store-relative for native rollouts; absolute for agents' own files
+    agent: str = NATIVE
+    archived: bool = False
+    started_at: str | None = None
+    last_activity: str | None = None
+    resumed_from: str | None = None
+    forked_from: dict[str, Any] | None = None
+    source: str = "startup"
+    cwd: str | None = None
+    repo_key: str | None = None  # the repository's first root commit
+    branch: str | None = None
+    title: str | None = None
+    first_seq: int = 0
+    last_seq: int = 0
+    event_count: int = 0
+    size: int = 0
+    inode: int | None = None
+    status: str = "ok"  # ok | damaged
+    summary: dict[str, Any] | None = None  # the status summary of the newest snapshot
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThreadRow:
+    """One thread: derived from its sessions; the newest session names it."""
+
+    thread_id: str
+    agent: str = NATIVE
+    title: str | None = None
+    cwd: str | None = None
+    repo_key: str | None = None
+    branch: str | None = None
+    created_at: str | None = None
+    last_activity: str | None = None
+    archived: bool = False
+    latest_session: str | None = None
+    session_count: int = 0
+    event_count: int = 0
+    damaged: bool = False
+    forked_from: dict[str, Any] | None = None
+    summary: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListQuery:
+    """Which threads to list: filters, archived ones too, and a page."""
+
+    cwd: str | None = None
+    repo_key: str | None = None
+    agent: str | None = None
+    include_archived: bool = False
+    limit: int = 50
+    cursor: tuple[str, str] | None = None  # (last_activity, thread_id) of the previous page's end
+
+
+def thread_order(row: SessionRow) -> tuple[int, str, str]:
+    """Sessions of a thread in seq order (seq is thread-wide; clocks can step back)."""
+    return (row.first_seq, row.started_at or "", row.session_id)
+
+
+def threads_of(sessions: Iterable[SessionRow]) -> list[ThreadRow]:
+    """Thread rows derived from session rows: the newest session (by seq) names the thread."""
+    by_thread: dict[str, list[SessionRow]] = {}
+    for row in sessions:
+        by_thread.setdefault(row.thread_id, []).append(row)
+    out = []
+    for thread, rows in by_thread.items():
+        rows.sort(key=thread_order)
+        latest = rows[-1]
+        titled = [r.title for r in rows if r.title]
+        out.append(ThreadRow(
+            thread_id=thread, agent=latest.agent, title=titled[-1] if titled else None,
+            cwd=latest.cwd, repo_key=latest.repo_key, branch=latest.branch,
+            created_at=rows[0].started_at,
+            last_activity=max((r.last_activity or "") for r in rows) or None,
+            archived=latest.archived, latest_session=latest.session_id, session_count=len(rows),
+            event_count=sum(r.event_count for r in rows),
+            damaged=any(r.status != "ok" for r in rows), forked_from=rows[0].forked_from,
+            summary=latest.summary,
+        ))
+    return out
+
+
+def matches(row: ThreadRow, query: ListQuery) -> bool:
+    """True when a thread row passes the query's filters (not its page)."""
+    return ((query.include_archived or not row.archived)
+            and (query.cwd is None or row.cwd == query.cwd)
+            and (query.repo_key is None or row.repo_key == query.repo_key)
+            and (query.agent is None or row.agent == query.agent))
+
+
+def newest_first(row: ThreadRow) -> tuple[str, str]:
+    """The listing order key (descending): last activity, then thread id."""
+    return (row.last_activity or "", row.thread_id)
+
+
+def after_cursor(row: ThreadRow, cursor: tuple[str, str] | None) -> bool:
+    """True when a row comes after the cursor in newest-first order."""
+    return cursor is None or newest_first(row) < cursor

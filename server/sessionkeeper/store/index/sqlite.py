@@ -1,0 +1,300 @@
+"""The SQLite index backend: `state.db` in WAL mode, next to the rollouts it caches.
+
+All SQL is parameterized; sqlite errors become IndexUnavailable. The database and its -wal/-shm
+files are never symlinks (a planted symlink is refused, then set aside with the rest). A live
+index is rebuilt in place in one transaction, so other processes keep their connections; only a
+missing or set-aside one is built in a temporary file and renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import astuple, fields
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...errors import IndexBusy, IndexUnavailable
+from .memory import MemoryIndex
+from .overlay import OverlayIndex
+from .rows import ListQuery, SessionRow, ThreadRow, threads_of
+
+_BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
+INDEX_VERSION = 3  # 3: rows as values, store-relative paths, agent column
+SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
+THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
+_JSON = frozenset({"forked_from", "summary"})
+_BOOL = frozenset({"archived", "damaged"})
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions({', '.join(SESSION_COLUMNS)}, PRIMARY KEY(session_id));
+CREATE TABLE IF NOT EXISTS threads({', '.join(THREAD_COLUMNS)}, PRIMARY KEY(thread_id));
+"""
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq)",
+    "CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id)",
+    "CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id)",
+    "CREATE INDEX IF NOT EXISTS threads_repo ON threads(repo_key, archived, last_activity DESC)",
+)
+_INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd", "threads_repo")
+
+
+def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
+    head = f"INSERT {'' if upsert else 'OR REPLACE '}INTO {table}({','.join(columns)}) " \
+           f"VALUES({','.join('?' * len(columns))})"
+    if not upsert:
+        return head
+    return head + f" ON CONFLICT({columns[0]}) DO UPDATE SET " + ",".join(
+        f"{c}=excluded.{c}" for c in columns[1:])
+
+
+_UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
+_INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
+_INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
+
+
+def _values(row: SessionRow | ThreadRow) -> tuple[Any, ...]:
+    names = SESSION_COLUMNS if isinstance(row, SessionRow) else THREAD_COLUMNS
+    return tuple(orjson.dumps(v).decode() if n in _JSON and v is not None
+                 else int(v) if n in _BOOL else v
+                 for n, v in zip(names, astuple(row), strict=True))
+
+
+def _decoded(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    for name in _JSON & out.keys():
+        if out[name]:
+            out[name] = orjson.loads(out[name])
+    for name in _BOOL & out.keys():
+        out[name] = bool(out[name])
+    return out
+
+
+def _unavailable(what: str, exc: Exception) -> IndexUnavailable:
+    """The typed error for a sqlite failure: busy (someone else writes) or unusable."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return IndexBusy(f"{what}: {text}")
+    return IndexUnavailable(f"{what}: {text}")
+
+
+def _refuse_symlinks(path: Path) -> None:
+    for part in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(part.lstat().st_mode):
+                raise IndexUnavailable(f"{part} is a symlink; an index is never followed elsewhere")
+
+
+def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
+    _refuse_symlinks(path)
+    if not path.exists():  # create it private; never open+close a live database (POSIX locks)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o600))
+    db = sqlite3.connect(path, timeout=_BUSY_S, isolation_level="DEFERRED", check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute(f"PRAGMA journal_mode={'OFF' if fast else 'WAL'}")
+    db.execute(f"PRAGMA synchronous={'OFF' if fast else 'NORMAL'}")
+    db.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
+    return db
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write (nor create -shm/-wal when there is no live writer)."""
+    _refuse_symlinks(path)
+    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro{immutable}", uri=True, timeout=0.25,
+                         check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+class SqliteIndex:
+    """One connection to state.db (read-only: queries only, for a store this process must not
+    change)."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        try:
+            self.db = _connect_read_only(path) if read_only else _connect(path)
+            self.inode = os.stat(path).st_ino
+            with self.db:
+                if not read_only:
+                    self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
+                row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+                if row is None and not read_only:
+                    self.db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
+                elif row is None or row[0] != str(INDEX_VERSION):
+                    found = row[0] if row else "none"
+                    raise sqlite3.DatabaseError(f"index version {found} != {INDEX_VERSION}")
+        except sqlite3.Error as exc:
+            raise _unavailable(f"index {path}", exc) from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def is_current(self) -> bool:
+        """False when state.db was replaced or removed since this connection opened it."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def upsert(self, rows: Sequence[SessionRow]) -> None:
+        """Insert or update session rows and refresh their threads, in one transaction."""
+        threads = sorted({r.thread_id for r in rows})
+        try:
+            with self.db:
+                self.db.executemany(_UPSERT_SESSION, [_values(r) for r in rows])
+                marks = ",".join("?" * len(threads))
+                sessions = [SessionRow(**_decoded(r)) for r in self.db.execute(
+                    f"SELECT * FROM sessions WHERE thread_id IN ({marks})", threads)]
+                self.db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(sessions)])
+        except sqlite3.Error as exc:
+            raise _unavailable("index update failed", exc) from exc
+
+    def replace_all(self, rows: Sequence[SessionRow]) -> None:
+        """Replace every row in one transaction (other processes see the old or the new index)."""
+        try:
+            with self.db:
+                for name in _INDEX_NAMES:  # bulk insert first, secondary indexes after
+                    self.db.execute(f"DROP INDEX IF EXISTS {name}")
+                self.db.execute("DELETE FROM sessions")
+                self.db.execute("DELETE FROM threads")
+                _fill(self.db, rows)
+        except sqlite3.Error as exc:
+            raise _unavailable("index rebuild failed", exc) from exc
+
+    def list_threads(self, query: ListQuery) -> list[ThreadRow]:
+        """A page of threads, newest activity first."""
+        where, args = ["1"], []
+        for column, value in (("cwd", query.cwd), ("repo_key", query.repo_key),
+                              ("agent", query.agent)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if not query.include_archived:
+            where.append("archived = 0")
+        if query.cursor is not None:
+            where.append("(last_activity < ? OR (last_activity = ? AND thread_id < ?))")
+            args += [query.cursor[0], query.cursor[0], query.cursor[1]]
+        sql = (f"SELECT * FROM threads WHERE {' AND '.join(where)} "
+               "ORDER BY last_activity DESC, thread_id DESC LIMIT ?")
+        return [ThreadRow(**r) for r in self._rows(sql, [*args, max(0, min(query.limit, 1000))])]
+
+    def thread(self, thread_id: str) -> ThreadRow | None:
+        """One thread row, or None."""
+        rows = self._rows("SELECT * FROM threads WHERE thread_id=?", [thread_id])
+        return ThreadRow(**rows[0]) if rows else None
+
+    def sessions(self, thread_id: str | None = None) -> list[SessionRow]:
+        """Session rows of a thread (in seq order), or all of them."""
+        if thread_id is None:
+            rows = self._rows("SELECT * FROM sessions ORDER BY first_seq, started_at", [])
+        else:
+            rows = self._rows("SELECT * FROM sessions WHERE thread_id=? "
+                              "ORDER BY first_seq, started_at, session_id", [thread_id])
+        return [SessionRow(**r) for r in rows]
+
+    def session(self, session_id: str) -> SessionRow | None:
+        """One session row, or None."""
+        rows = self._rows("SELECT * FROM sessions WHERE session_id=?", [session_id])
+        return SessionRow(**rows[0]) if rows else None
+
+    def session_ids(self) -> set[str]:
+        """Every session the index knows."""
+        try:
+            return {r[0] for r in self.db.execute("SELECT session_id FROM sessions")}
+        except sqlite3.Error as exc:
+            raise _unavailable("index query failed", exc) from exc
+
+    def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
+        try:
+            return [_decoded(r) for r in self.db.execute(sql, args)]
+        except sqlite3.Error as exc:
+            raise _unavailable("index query failed", exc) from exc
+
+
+def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+    db.executemany(_INSERT_SESSION, [_values(r) for r in rows])
+    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(rows)])
+    for statement in _INDEXES:  # built once, after the bulk insert
+        db.execute(statement)
+
+
+class SqliteBackend:
+    """state.db at `path`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def open(self) -> SqliteIndex:
+        """Open the existing index; IndexUnavailable when missing, a symlink, or unusable."""
+        if not self.path.exists() and not self.path.is_symlink():
+            raise IndexUnavailable("index missing")
+        return SqliteIndex(self.path)
+
+    def set_aside(self) -> None:
+        """Move state.db (with its -wal/-shm) out of the way, keeping it for inspection."""
+        stamp = int(time.time())
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{self.path}{suffix}")
+            if part.exists() or part.is_symlink():
+                os.replace(part, part.with_name(f"{self.path.name}.corrupt-{stamp}{suffix}"))
+
+    def build(self, rows: Sequence[SessionRow]) -> SqliteIndex:
+        """Write a complete index to a temporary file, fsync it and rename it into place."""
+        path = self.path
+        tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+        for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            stale.unlink(missing_ok=True)
+        try:
+            db = _connect(tmp, fast=True)
+            try:
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
+                _fill(db, rows)
+                db.commit()
+            finally:
+                db.close()
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+                side.unlink(missing_ok=True)
+            os.replace(tmp, path)
+        except (sqlite3.Error, OSError) as exc:
+            tmp.unlink(missing_ok=True)
+            raise _unavailable("index rebuild failed", exc) from exc
+        return SqliteIndex(path)
+
+
+class ReadOnlyBackend:
+    """state.db read but never written: updates stay in memory, a bad index is rebuilt in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def open(self) -> OverlayIndex:
+        """The existing index behind a memory overlay; IndexUnavailable when missing or unusable."""
+        if not self.path.exists() and not self.path.is_symlink():
+            raise IndexUnavailable("index missing")
+        return OverlayIndex(SqliteIndex(self.path, read_only=True))
+
+    def set_aside(self) -> None:
+        """Nothing moves: the store is not ours to change."""
+
+    def build(self, rows: Sequence[SessionRow]) -> OverlayIndex:
+        """An index held in memory only."""
+        index = OverlayIndex(MemoryIndex())
+        index.replace_all(rows)
+        return index

@@ -1,0 +1,83 @@
+"""Checking records that arrive from outside (API, CLI, LSP) against the `events` dataclasses.
+
+The one module that imports pydantic for records: it is imported when the first record is
+validated, never at start-up. A record is validated as the exact JSON bytes that will be
+written, strictly (no coercion, no unknown fields).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+import orjson
+from pydantic import Field, TypeAdapter, ValidationError
+
+from .errors import InvalidEvent
+from .events import SCHEMA_VERSION, plain
+from .schema import (
+    Baseline,
+    Compacted,
+    Cost,
+    Event,
+    FileChange,
+    Lifecycle,
+    Message,
+    ModelChanged,
+    Operation,
+    PermissionsChanged,
+    SessionMeta,
+    Snapshot,
+    Title,
+    Todo,
+    Verifier,
+)
+
+AnyEvent = Annotated[
+    Union[  # noqa: UP007 - pydantic discriminated unions read best this way
+        SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
+        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
+    ],
+    Field(discriminator="type"),
+]
+
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
+_ENVELOPE = ("seq", "ts")
+
+
+def _reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"][1:]) or "event"  # loc[0] is the type tag
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}"
+
+
+def event_body(raw: dict[str, Any] | Event) -> bytes:
+    """Validate an event and return its JSON body without `seq`/`ts` (the recorder adds those)."""
+    data = plain(raw) if isinstance(raw, Event) else raw
+    if not isinstance(data, dict):
+        raise InvalidEvent(f"event: expected a JSON object, not {type(raw).__name__}")
+    if any(key in data for key in _ENVELOPE):
+        data = {k: v for k, v in data.items() if k not in _ENVELOPE}
+    try:
+        body = orjson.dumps(data)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise InvalidEvent(f"event: not encodable as JSON ({exc})") from None
+    try:
+        _ADAPTER.validate_json(body)
+    except ValidationError as exc:
+        raise InvalidEvent(_reason(exc)) from None
+    return body
+
+
+def validate_event(raw: dict[str, Any] | Event) -> Event:
+    """Validate one event from outside into its dataclass; raise InvalidEvent with the reason."""
+    if isinstance(raw, Event):
+        return raw
+    return _ADAPTER.validate_json(event_body(raw))
+
+
+def json_schema() -> dict[str, Any]:
+    """Return the JSON Schema of one rollout line, every field described."""
+    schema = _ADAPTER.json_schema()
+    schema["title"] = f"Session Keeper rollout record (schema_version {SCHEMA_VERSION})"
+    return schema

@@ -1,0 +1,118 @@
+"""One contract for every index backend (SQLite, in-memory): what the store may rely on."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.errors import IndexUnavailable
+from sessionkeeper.store.index import IndexBackend, ListQuery, SessionRow
+from sessionkeeper.store.index.memory import MemoryBackend
+from sessionkeeper.store.index.sqlite import SqliteBackend
+
+T1, T2, T3 = ("00000000-0000-4000-8000-00000000000" + str(n) for n in (1, 2, 3))
+
+
+def row(session: str, thread: str, *, first_seq: int = 0, last: str = "2026-01-01T00:00:00.000Z",
+        **fields: object) -> SessionRow:
+    """A session row with the fields a test cares about."""
+    values: dict[str, object] = {"session_id": session, "thread_id": thread,
+                                 "path": f"sessions/{session}.jsonl", "first_seq": first_seq,
+                                 "last_seq": first_seq + 3, "event_count": 3, "started_at": last,
+                                 "last_activity": last, "cwd": "/repo", **fields}
+    return SessionRow(**values)
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexBackend]:
+    """Each backend, empty (no index yet)."""
+    yield SqliteBackend(tmp_path / "state.db") if request.param == "sqlite" else MemoryBackend()
+
+
+def test_a_missing_index_is_unavailable_until_built(backend: IndexBackend) -> None:
+    """Fixture: `backend` (each implementation, empty)."""
+    with pytest.raises(IndexUnavailable):
+        backend.open()
+    index = backend.build([row("s1", T1)])
+    assert index.session_ids() == {"s1"}
+    assert backend.open().session_ids() == {"s1"}
+
+
+def test_threads_are_derived_from_sessions_and_named_by_the_newest(backend: IndexBackend) -> None:
+    """Fixture: `backend`; thread T1 with two sessions (resumed), T2 with one."""
+    index = backend.build([])
+    index.upsert([row("s1", T1, title="first", branch="a"),
+                  row("s2", T1, first_seq=4, title="second", branch="b",
+                      last="2026-01-02T00:00:00.000Z"),
+                  row("s3", T2, agent="codex", summary={"title": "x"})])
+    thread = index.thread(T1)
+    assert thread is not None
+    assert (thread.title, thread.branch, thread.session_count, thread.event_count) == (
+        "second", "b", 2, 6)
+    assert thread.latest_session == "s2" and thread.created_at == "2026-01-01T00:00:00.000Z"
+    assert [s.session_id for s in index.sessions(T1)] == ["s1", "s2"]
+    assert index.thread(T2).agent == "codex"
+    assert index.thread(T3) is None and index.session("nope") is None
+
+
+def test_listing_filters_orders_and_pages(backend: IndexBackend) -> None:
+    """Fixture: `backend`; three threads at three times, one archived, one of another agent."""
+    index = backend.build([])
+    index.upsert([row("s1", T1, last="2026-01-01T00:00:00.000Z"),
+                  row("s2", T2, last="2026-01-03T00:00:00.000Z", agent="claude"),
+                  row("s3", T3, last="2026-01-02T00:00:00.000Z", archived=True, cwd="/other")])
+    newest = [t.thread_id for t in index.list_threads(ListQuery(include_archived=True))]
+    assert newest == [T2, T3, T1]
+    assert [t.thread_id for t in index.list_threads(ListQuery())] == [T2, T1]
+    assert [t.thread_id for t in index.list_threads(ListQuery(agent="claude"))] == [T2]
+    assert [t.thread_id for t in index.list_threads(ListQuery(cwd="/other",
+                                                              include_archived=True))] == [T3]
+    first = index.list_threads(ListQuery(include_archived=True, limit=1))
+    cursor = (first[0].last_activity or "", first[0].thread_id)
+    rest = index.list_threads(ListQuery(include_archived=True, cursor=cursor))
+    assert [t.thread_id for t in first + rest] == newest
+    assert index.list_threads(ListQuery(limit=0)) == []
+
+
+def test_rows_round_trip_every_field(backend: IndexBackend) -> None:
+    """Fixture: `backend`; a row with every field set, JSON fields included."""
+    full = row("s1", T1, agent="claude", archived=True, resumed_from="s0",
+               forked_from={"thread_id": T2, "session_id": "s9", "seq": 4}, source="resume",
+               repo_key="abc", branch="main", title="t", size=99, inode=7, status="damaged",
+               summary={"title": "t", "todos": {"done": 1, "total": 2}})
+    index = backend.build([full])
+    assert index.session("s1") == full
+    assert index.thread(T1).damaged is True
+
+
+def test_replace_all_swaps_every_row(backend: IndexBackend) -> None:
+    """Fixture: `backend` holding s1; replaced by s2 and s3."""
+    index = backend.build([row("s1", T1)])
+    index.replace_all([row("s2", T2), row("s3", T3)])
+    assert index.session_ids() == {"s2", "s3"} and index.thread(T1) is None
+
+
+def test_upsert_updates_in_place(backend: IndexBackend) -> None:
+    """Fixture: `backend`; one row upserted twice with a growing size."""
+    index = backend.build([])
+    index.upsert([row("s1", T1)])
+    index.upsert([dataclasses.replace(row("s1", T1), size=10, last_seq=9)])
+    assert index.session("s1").size == 10 and len(index.sessions()) == 1
+
+
+def test_a_planted_symlink_in_place_of_state_db_is_refused(tmp_path: Path) -> None:
+    """Fixture: state.db is a symlink to a file outside the store."""
+    outside = tmp_path / "outside.db"
+    outside.write_bytes(b"precious")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "state.db").symlink_to(outside)
+    backend = SqliteBackend(tmp_path / "store" / "state.db")
+    with pytest.raises(IndexUnavailable, match="symlink"):
+        backend.open()
+    backend.set_aside()
+    backend.build([row("s1", T1)])
+    assert outside.read_bytes() == b"precious"
+    assert not (tmp_path / "store" / "state.db").is_symlink()

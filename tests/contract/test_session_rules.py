@@ -1,0 +1,133 @@
+"""What a session refuses, computes or keeps when a caller records (the hardening findings)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.errors import InvalidEvent, OperationConflict, StoreFull
+from sessionkeeper.store.reader import read_rollout
+
+from ..conftest import git
+
+
+@pytest.fixture
+def session(store_dir: Path, repo: Path):
+    """A started session in `repo` (git repo on fix/payment)."""
+    with Keeper(store_dir).start(repo, title="rules") as opened:
+        yield opened
+
+
+def test_an_operation_rebegun_with_other_arguments_is_a_conflict_and_nothing_is_reused(session):
+    """Fixture: `session`; op-1 committed for staging, then begun again for production."""
+    assert session.begin_operation("op-1", "shell", {"cmd": "make deploy staging"}).action == "run"
+    session.finish_operation("op-1", result={"exit": 0})
+    with pytest.raises(OperationConflict, match="other arguments"):
+        session.begin_operation("op-1", "shell", {"cmd": "make deploy production"})
+    with pytest.raises(OperationConflict):
+        session.record({"type": "operation", "operation_id": "op-1", "tool": "shell",
+                        "status": "started", "args": {"cmd": "make deploy production"}})
+    ops = session.state["operations"].summary()
+    assert ops["duplicates"] == 0 and ops["total"] == 1
+    again = session.begin_operation("op-1", "shell", {"cmd": "make deploy staging"})
+    assert again.action == "reuse" and again.result == {"exit": 0}
+
+
+def test_failed_after_committed_is_refused(session):
+    """Fixture: `session`; op-2 committed, then reported failed."""
+    session.begin_operation("op-2", "shell")
+    session.finish_operation("op-2")
+    with pytest.raises(InvalidEvent, match="already committed"):
+        session.finish_operation("op-2", ok=False)
+
+
+@pytest.mark.parametrize(("event", "why"), [
+    ({"type": "verifier", "kind": "tests", "passed": 9, "total": 7}, "between 0 and total"),
+    ({"type": "verifier", "kind": "tests"}, "needs both passed and total"),
+    ({"type": "todo", "items": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]}, "unique"),
+    ({"type": "compacted", "summary": "s", "through_seq": -1}, "negative"),
+    ({"type": "compacted", "summary": "s", "through_seq": 10**6}, "beyond the thread"),
+    ({"type": "permissions", "approval_mode": "bogus"}, "approval_mode"),
+    ({"type": "message", "role": "user", "text": "x" * 3, "extra": 1}, "extra"),
+])
+def test_nonsense_is_rejected_with_the_reason(session, event, why):
+    """Fixture: `session`; one nonsensical record each."""
+    with pytest.raises(InvalidEvent, match=why):
+        session.record(event)
+
+
+def test_start_refuses_an_unknown_approval_mode(store_dir, repo):
+    """Fixture: `repo`; start with approval_mode bogus."""
+    with pytest.raises(InvalidEvent, match="approval_mode"):
+        Keeper(store_dir).start(repo, permissions={"approval_mode": "bogus"})
+
+
+def test_a_file_change_without_hash_means_read_the_file_now(session, repo):
+    """Fixture: `session`; payment.py edited, recorded without hashes; then deleted."""
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    session.record({"type": "file_change", "path": "payment.py", "author": "agent"})
+    last = session.state["file_history"].last("payment.py")
+    assert last["hash"] == hashlib.sha256((repo / "payment.py").read_bytes()).hexdigest()
+    report = Keeper(session.writer.store.layout.root).check_resume(
+        session.thread_id, workspace=str(repo))
+    assert not [d for d in report.differences if d.kind.startswith("file_")]
+    (repo / "payment.py").unlink()
+    session.record({"type": "file_change", "path": "payment.py"})
+    assert session.state["file_history"].last("payment.py")["hash"] is None
+
+
+def test_a_baseline_without_fields_is_captured_not_taken_as_outside_git(session, repo, store_dir):
+    """Fixture: `session`; the agent commits, then records {"type": "baseline"}."""
+    (repo / "new.py").write_text("x = 1\n")
+    git(repo, "add", "new.py")
+    git(repo, "commit", "-q", "-m", "agent commit")
+    session.record({"type": "baseline"})
+    report = Keeper(store_dir).check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "ok", report.differences
+
+
+def test_a_failing_automatic_snapshot_never_turns_a_written_record_into_an_error(store_dir, repo):
+    """Fixture: a session snapshotting after every record; the snapshot's write fails once."""
+    keeper = Keeper(store_dir, snapshot_min_bytes=1)
+    with keeper.start(repo) as session:
+        writer = session.writer
+        real = writer.append
+
+        def failing(bodies, durability=None, *, reindex=False):
+            if b'"type":"snapshot"' in bodies[0]:
+                raise StoreFull("no space for the snapshot")
+            return real(bodies, durability, reindex=reindex)
+
+        writer.append = failing
+        ack = session.record({"type": "message", "role": "user", "text": "kept"})
+        writer.append = real
+    records = read_rollout(writer.path).records
+    assert [r["seq"] for r in records if r.get("text") == "kept"] == [ack.seq]
+
+
+def test_a_framework_thread_keeps_its_agent_name_and_chosen_id_across_a_resume(store_dir, repo):
+    """Fixture: `repo`; a thread started for agent "langgraph" with a chosen id, resumed."""
+    keeper = Keeper(store_dir)
+    chosen = "12345678-1234-4234-8234-123456789abc"
+    keeper.start(repo, agent="langgraph", thread_id=chosen).close()
+    with pytest.raises(InvalidEvent, match="taken"):
+        keeper.start(repo, thread_id=chosen)
+    _, resumed = keeper.resume(chosen, workspace=str(repo))
+    assert resumed is not None
+    resumed.close()
+    rows = keeper.rows()
+    assert [(r.thread_id, r.agent, r.session_count) for r in rows] == [(chosen, "langgraph", 2)]
+
+
+def test_a_file_under_a_symlinked_workspace_path_is_the_workspace_file(store_dir, repo, tmp_path):
+    """Fixture: `repo` opened through a symlink; a change named by its absolute symlinked path."""
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    with Keeper(store_dir).start(link) as session:
+        session.record({"type": "file_change", "path": str(link / "payment.py")})
+        assert session.state["file_history"].last("payment.py") is not None
+        with pytest.raises(InvalidEvent, match="outside the workspace"):
+            session.record({"type": "file_change", "path": str(tmp_path / "elsewhere.py")})
