@@ -232,6 +232,8 @@ def _refused(record: Record, line: bytes, walk: bool | None) -> tuple[str, str] 
         why = snapshot_problem(record)
         if why:
             return "invalid_record", why
+    if record.get("type") == "session_meta":
+        return "invalid_record", "a session_meta after the first line"
     return None
 
 
