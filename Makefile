@@ -23,6 +23,7 @@ demo: $(STAMP) ## the story: record, crash (kill -9), drift, resume
 test: test-python test-extension ## every test: the server's tiers, then the extension's
 
 test-python: $(STAMP) ## lint, then unit, contract, fault, LSP and e2e tests of the server
+	bash tests/faults/install-fault-tools.sh
 	$(VENV)/bin/ruff check server tests
 	$(PY) -m pytest -q
 

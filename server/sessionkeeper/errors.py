@@ -84,11 +84,21 @@ class DurabilityLost(SessionReadOnly):
 
 
 class StoreFull(SessionKeeperError, OSError):
-    """A write failed for lack of space or quota; the partial record was cut off."""
+    """A write failed for lack of space, quota or file size (ENOSPC, EDQUOT, EFBIG); the partial
+    record was cut off and nothing of it was acknowledged."""
 
     exit_code = 74
     rpc_code = -32013
     name = "store_full"
+
+
+class StoreIOError(SessionKeeperError, OSError):
+    """A write or an fsync of the store failed for another reason than space (EIO, ...); what
+    failed was not acknowledged, and a write was cut off."""
+
+    exit_code = 74
+    rpc_code = -32013
+    name = "store_io_error"
 
 
 class IndexUnavailable(SessionKeeperError):

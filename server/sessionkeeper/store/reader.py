@@ -260,7 +260,7 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
                 skipped += 1
                 continue
             record = upcast(record, 1)
-        seq = record.get("seq")
+        seq: Any = record.get("seq")  # checked just below, before any arithmetic
         kind = record.get("type")
         walk = _WALK.get(kind) if kind.__class__ is str else None
         if (seq.__class__ is not int or not 0 <= seq <= MAX_SEQ or walk or "data" in record
