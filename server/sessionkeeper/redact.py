@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache, cached_property, partial
 from typing import Any
 
 import orjson
@@ -40,12 +40,22 @@ class Shape:
 
     kind: str
     literals: tuple[bytes, ...]  # lower-case; every match contains one of them
-    pattern: re.Pattern[str]
-    confirm: re.Pattern[bytes]  # matches the encoded JSON of every string `pattern` matches
+    pattern: str  # compiled on first use (start-up compiles nothing)
+    confirm: str  # matches the encoded JSON of every string `pattern` matches
     group: int = 0  # the part of a match that is the secret (-1: the first group that matched)
     lower: bool = False  # pattern and confirm are written for, and run on, lower-cased text
     not_after: str = ""  # characters that may not precede a match (a left word boundary)
     accept: Callable[[str], bool] | None = None  # a last check of the secret (its original case)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        return re.compile(self.pattern)
+
+    @cached_property
+    def confirm_regex(self) -> re.Pattern[bytes]:
+        """The compiled confirmation pattern (for bytes)."""
+        return re.compile(self.confirm.encode())
 
 
 def _basic_credentials(text: str) -> bool:
@@ -77,9 +87,8 @@ def _shape(kind: str, literals: str, pattern: str, group: int = 0, *, lower: boo
            confirm: str | None = None) -> Shape:
     """A shape; `confirm` defaults to the pattern itself (fine when nothing in a match is ever
     escaped in JSON and no look-behind guards it: boundaries live in `not_after`)."""
-    return Shape(kind, tuple(lit.encode() for lit in literals.split()), re.compile(pattern),
-                 re.compile((pattern if confirm is None else confirm).encode()), group, lower,
-                 not_after, accept)
+    return Shape(kind, tuple(lit.encode() for lit in literals.split()), pattern,
+                 pattern if confirm is None else confirm, group, lower, not_after, accept)
 
 
 def _assignment(name: str, *spellings: str) -> Shape:
@@ -207,7 +216,7 @@ def _plan(encoded: bytes) -> _Plan:
         return _NOTHING  # the common case
     hits = {owners[i] for i, _start, _end in found}
     shapes = tuple(SHAPES[n] for n in sorted(hits - {-1})
-                   if SHAPES[n].confirm.search(low if SHAPES[n].lower else encoded))
+                   if SHAPES[n].confirm_regex.search(low if SHAPES[n].lower else encoded))
     return _Plan(shapes, runs, -1 in hits)
 
 
@@ -240,9 +249,9 @@ def _apply(shape: Shape, text: str) -> str:
     """`text` with every match of `shape` replaced (its secret part only)."""
     subject = text.lower() if shape.lower else text
     if len(subject) != len(text):  # a character whose lower case is longer: match as it is
-        subject, pattern = text, re.compile(shape.pattern.pattern, re.IGNORECASE)
+        subject, pattern = text, re.compile(shape.pattern, re.IGNORECASE)
     else:
-        pattern = shape.pattern
+        pattern = shape.regex
     out: list[str] = []
     done = 0
     for match in pattern.finditer(subject):
