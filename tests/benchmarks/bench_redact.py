@@ -70,7 +70,8 @@ def _w1_placeholder(kind: str, secret: str) -> str:
 
 def _w1_text(text: str) -> str:
     for kind, pattern in _W1_SHAPES:
-        text = pattern.sub(lambda m, k=kind: _w1_placeholder(k, m.group(0)), text)
+        swap = lambda m, k=kind: _w1_placeholder(k, m.group(0))  # type: ignore[misc]  # noqa: E731
+        text = pattern.sub(swap, text)
     return text
 
 

@@ -53,6 +53,7 @@ def fiu_run() -> str:
     path, ctrl = shutil.which("fiu-run"), shutil.which("fiu-ctrl")
     if not path or not ctrl or not Path("/usr/lib/fiu/fiu_posix_preload.so").exists():
         unavailable("libfiu (fiu-run, fiu-ctrl, fiu_posix_preload.so) is not installed")
+    assert path is not None
     return path
 
 
@@ -151,6 +152,7 @@ class Ledger:
         assert rollout.status is Status.OK, (rollout.status, rollout.damage)
         assert rollout.damage == [] and rollout.tail is None, (rollout.damage, rollout.tail)
         seqs = [r["seq"] for r in rollout.records]
+        assert rollout.meta is not None
         first = rollout.meta["seq"] + 1
         assert seqs == list(range(first, first + len(seqs))), "seq not contiguous"
         tags = {r["seq"]: str(r.get("text", "")).split(" ", 1)[0] for r in rollout.records}
@@ -165,7 +167,7 @@ class Ledger:
 FIGURES: list[tuple[str, int, int, int]] = []  # (what, trials, acknowledged checked, lost)
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's hook signature
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print the fault suite's figures: acknowledged events checked and lost, per test."""
     if not FIGURES:
         return

@@ -21,6 +21,7 @@ from sessionkeeper.store.store import Store
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 TS = "2026-11-29T10:00:00.000Z"
+Crafted = tuple[Path, str, dict[str, tuple[str, bytes]]]  # store, good thread, name -> (sid, bytes)
 
 
 def crafted_line(seq: object, body: dict) -> bytes:
@@ -78,7 +79,7 @@ def _crafted_files(cwd: str) -> dict[str, tuple[str, bytes]]:
 
 
 @pytest.fixture
-def crafted_store(store_dir: Path, repo: Path) -> tuple[Path, str, dict[str, tuple[str, bytes]]]:
+def crafted_store(store_dir: Path, repo: Path) -> Crafted:
     """A store with one good thread (recorded through the API) and every crafted file beside it."""
     keeper = Keeper(store_dir)
     session = keeper.start(repo, title="good thread")
@@ -97,7 +98,8 @@ def crafted_store(store_dir: Path, repo: Path) -> tuple[Path, str, dict[str, tup
     return store_dir, session.thread_id, files
 
 
-def test_crafted_rollouts_are_reported_and_never_stop_the_other_threads(crafted_store, repo):
+def test_crafted_rollouts_are_reported_and_never_stop_the_other_threads(crafted_store: Crafted,
+                                                                        repo: Path) -> None:
     """Fixture: crafted_store (a good thread and nine crafted rollouts)."""
     store_dir, good, files = crafted_store
     keeper = Keeper(store_dir)
@@ -121,18 +123,21 @@ def test_crafted_rollouts_are_reported_and_never_stop_the_other_threads(crafted_
 
 @pytest.mark.parametrize("name", ["seq_2_63_last", "seq_string_middle", "big_int", "seq_true",
                                   "snapshot_state_string"])
-def test_a_crafted_thread_that_is_listed_reads_as_damaged_not_a_crash(crafted_store, repo, name):
+def test_a_crafted_thread_that_is_listed_reads_as_damaged_not_a_crash(crafted_store: Crafted, repo: Path,
+                                                                      name: str) -> None:
     """Fixture: crafted_store; one listed crafted thread resumed as a dry run."""
     store_dir, _good, files = crafted_store
     keeper = Keeper(store_dir)
     sid = files[name][0]
     path = keeper.store.session_path(sid)
-    thread = read_rollout(path).meta["thread_id"]
+    meta = read_rollout(path).meta
+    assert meta is not None
+    thread = meta["thread_id"]
     report = keeper.check_resume(thread, workspace=str(repo))
     assert report.verdict == "blocked" and report.damaged, report
 
 
-def test_big_integers_never_become_floats_on_read(crafted_store):
+def test_big_integers_never_become_floats_on_read(crafted_store: Crafted) -> None:
     """Fixture: crafted_store; the operation with a 30-digit integer literal."""
     store_dir, _good, files = crafted_store
     path = Keeper(store_dir).store.session_path(files["big_int"][0])
@@ -142,7 +147,7 @@ def test_big_integers_never_become_floats_on_read(crafted_store):
 
 
 @pytest.mark.parametrize("argv", [["reindex"], ["fsck"], ["list", "--all"], ["list", "--json"]])
-def test_the_cli_survives_a_store_of_crafted_rollouts(crafted_store, argv):
+def test_the_cli_survives_a_store_of_crafted_rollouts(crafted_store: Crafted, argv: list[str]) -> None:
     """Fixture: crafted_store; the real CLI in a child process."""
     store_dir, good, _files = crafted_store
     env = {**os.environ, "PYTHONPATH": str(SERVER)}
@@ -154,7 +159,8 @@ def test_the_cli_survives_a_store_of_crafted_rollouts(crafted_store, argv):
         assert good in done.stdout
 
 
-def test_show_and_check_resume_of_the_good_thread_work_beside_crafted_files(crafted_store, repo):
+def test_show_and_check_resume_of_the_good_thread_work_beside_crafted_files(crafted_store: Crafted,
+                                                                            repo: Path) -> None:
     """Fixture: crafted_store; `show` and `--check-resume` of the good thread through the CLI."""
     store_dir, good, _files = crafted_store
     env = {**os.environ, "PYTHONPATH": str(SERVER)}

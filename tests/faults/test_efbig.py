@@ -10,6 +10,7 @@ acknowledged event is in the rollout re-read from disk.
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from .conftest import Child, Ledger
 
 
 @pytest.fixture
-def child(store_dir, repo):
+def child(store_dir: Path, repo: Path) -> Iterator[Child]:
     """A fault_child (no preload) started on a fresh thread in the `repo` workspace."""
     proc = Child(store_dir, repo)
     yield proc
@@ -28,8 +29,8 @@ def child(store_dir, repo):
 
 
 @pytest.mark.parametrize("room", [0, 1, 100, 2999])
-def test_efbig_mid_record_is_store_full_cut_off_and_recording_continues(child, repo, store_dir,
-                                                                        room):
+def test_efbig_mid_record_is_store_full_cut_off_and_recording_continues(child: Child, repo: Path,
+                                                                        store_dir: Path, room: int) -> None:
     """Fixture: child; 5 records, then RLIMIT_FSIZE at the rollout's size + `room` bytes."""
     reply = child.ask("start")
     assert reply.startswith("R "), reply

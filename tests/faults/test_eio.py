@@ -10,6 +10,7 @@ rollout re-read from disk afterwards, and the thread resumes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ EIO = 5
 
 
 @pytest.fixture
-def child(fiu_run, store_dir, repo):
+def child(fiu_run: str, store_dir: Path, repo: Path) -> Iterator[Child]:
     """A fault_child under fiu-run -x, started on a fresh thread in the `repo` workspace."""
     proc = Child(store_dir, repo, fiu_run=fiu_run)
     yield proc
@@ -44,7 +45,8 @@ def _error(reply: str) -> tuple[str, int, str]:
     return name, int(code), number
 
 
-def test_eio_on_write_is_cut_off_named_and_its_seq_given_back(child, repo, store_dir):
+def test_eio_on_write_is_cut_off_named_and_its_seq_given_back(child: Child, repo: Path,
+                                                              store_dir: Path) -> None:
     """Fixture: child; 5 records, then write() fails with EIO for 3 records, then 5 more."""
     thread, path = _start(child)
     ledger = Ledger("EIO on write")
@@ -68,7 +70,7 @@ def test_eio_on_write_is_cut_off_named_and_its_seq_given_back(child, repo, store
     session.close()
 
 
-def test_eio_on_fsync_makes_the_session_read_only_for_good(child, repo, store_dir):
+def test_eio_on_fsync_makes_the_session_read_only_for_good(child: Child, repo: Path, store_dir: Path) -> None:
     """Fixture: child; durable records, then fsync() fails with EIO once; never retried."""
     thread, path = _start(child)
     ledger = Ledger("EIO on fsync")
@@ -88,7 +90,7 @@ def test_eio_on_fsync_makes_the_session_read_only_for_good(child, repo, store_di
     session.close()
 
 
-def test_a_side_effect_is_never_cleared_to_run_when_its_start_is_not_durable(child):
+def test_a_side_effect_is_never_cleared_to_run_when_its_start_is_not_durable(child: Child) -> None:
     """Fixture: child; begin_operation while fsync() fails: no `run` ticket is ever handed out."""
     _start(child)
     assert child.ask("begin op-1").startswith("T run ")
@@ -98,7 +100,7 @@ def test_a_side_effect_is_never_cleared_to_run_when_its_start_is_not_durable(chi
     assert _error(child.ask("begin op-3"))[:2] == ("read_only", 73)
 
 
-def test_fsync_failing_at_start_is_a_typed_error_with_exit_74(child, store_dir):
+def test_fsync_failing_at_start_is_a_typed_error_with_exit_74(child: Child, store_dir: Path) -> None:
     """Fixture: child; fsync() fails with EIO before the thread is started."""
     child.fiu(f"enable name={FSYNC},failinfo={EIO}")
     assert _error(child.ask("start")) == ("store_io_error", 74, str(EIO))
@@ -107,7 +109,7 @@ def test_fsync_failing_at_start_is_a_typed_error_with_exit_74(child, store_dir):
     assert reply.startswith("R "), reply
 
 
-def test_eio_on_write_at_start_is_a_typed_error_with_exit_74(child):
+def test_eio_on_write_at_start_is_a_typed_error_with_exit_74(child: Child) -> None:
     """Fixture: child; write() fails with EIO while the session_meta is written."""
     child.fiu(f"enable name={WRITE},failinfo={EIO}")
     name, code, _ = _error(child.ask("start"))
@@ -119,7 +121,7 @@ def test_eio_on_write_at_start_is_a_typed_error_with_exit_74(child):
                    "rollout file (and its descriptor) of a start whose meta write failed: a "
                    "0-byte file that fsck reports as unindexable for ever; it should close the "
                    "sink and remove the file before re-raising")
-def test_a_start_that_failed_leaves_no_file_behind(child, store_dir):
+def test_a_start_that_failed_leaves_no_file_behind(child: Child, store_dir: Path) -> None:
     """Fixture: child; write() fails with EIO while the session_meta is written."""
     child.fiu(f"enable name={WRITE},failinfo={EIO}")
     assert _error(child.ask("start"))[0] == "store_io_error"

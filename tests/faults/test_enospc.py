@@ -18,6 +18,8 @@ import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
+from sessionkeeper.events import Durability
+from sessionkeeper.session import Session
 
 from .conftest import Ledger
 
@@ -32,7 +34,8 @@ def _fill(mount: Path, leave: int) -> Path:
     return filler
 
 
-def _record_until_full(session, ledger: Ledger, *, size: int, level: str = "written") -> StoreFull:
+def _record_until_full(session: Session, ledger: Ledger, *, size: int,
+                       level: Durability = Durability.WRITTEN) -> StoreFull:
     for n in range(10_000):
         tag = f"m{n}"
         try:
@@ -45,8 +48,8 @@ def _record_until_full(session, ledger: Ledger, *, size: int, level: str = "writ
     raise AssertionError("the store never filled up")
 
 
-def test_enospc_is_store_full_cut_off_and_recording_continues_once_space_is_free(
-        small_tmpfs, repo):
+def test_enospc_is_store_full_cut_off_and_recording_continues_once_space_is_free(small_tmpfs: Path,
+                                                                                 repo: Path) -> None:
     """Fixture: small_tmpfs holding the store, filled to 48 KiB free; 3 KiB messages."""
     store = small_tmpfs / "store"
     keeper = Keeper(store)
@@ -75,19 +78,20 @@ def test_enospc_is_store_full_cut_off_and_recording_continues_once_space_is_free
     resumed.close()
 
 
-def test_enospc_on_durable_records_acknowledges_nothing_that_failed(small_tmpfs, repo):
+def test_enospc_on_durable_records_acknowledges_nothing_that_failed(small_tmpfs: Path, repo: Path) -> None:
     """Fixture: small_tmpfs holding the store, filled to 40 KiB free; durable 2 KiB messages."""
     store = small_tmpfs / "store"
     session = Keeper(store).start(repo, title="enospc durable")
     ledger = Ledger("ENOSPC on tmpfs (durable)")
     filler = _fill(small_tmpfs, leave=40 * 1024)
-    _record_until_full(session, ledger, size=2000, level="durable")
+    _record_until_full(session, ledger, size=2000, level=Durability.DURABLE)
     filler.unlink()
     session.close()
     ledger.check(Path(session.path))
 
 
-def test_enospc_when_buffered_records_are_flushed_makes_the_session_read_only(small_tmpfs, repo):
+def test_enospc_when_buffered_records_are_flushed_makes_the_session_read_only(small_tmpfs: Path,
+                                                                              repo: Path) -> None:
     """Fixture: small_tmpfs holding the store; `none` records buffered, then the disk is full."""
     store = small_tmpfs / "store"
     session = Keeper(store, durability="none").start(repo, title="enospc none")
@@ -96,13 +100,13 @@ def test_enospc_when_buffered_records_are_flushed_makes_the_session_read_only(sm
     _fill(small_tmpfs, leave=0)
     with pytest.raises(DurabilityLost, match="acknowledged buffered"):
         session.record({"type": "message", "role": "user", "text": "x" * 200_000},
-                       durability="written")
+                       durability=Durability.WRITTEN)
     with pytest.raises(SessionReadOnly):
         session.record({"type": "message", "role": "user", "text": "later"})
     session.close()
 
 
-def test_starting_a_thread_on_a_full_store_is_store_full(small_tmpfs, repo):
+def test_starting_a_thread_on_a_full_store_is_store_full(small_tmpfs: Path, repo: Path) -> None:
     """Fixture: small_tmpfs with the store created, then filled to the last byte."""
     store = small_tmpfs / "store"
     Keeper(store).start(repo, title="first").close()

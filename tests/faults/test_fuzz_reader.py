@@ -22,7 +22,9 @@ import shutil
 import tempfile
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -37,7 +39,7 @@ SESSION = "c3a1e9d4-5b6f-4a7c-8d9e-0f1a2b3c4d5e"
 META = {"type": "session_meta", "schema_version": 2, "thread_id": "7b0c4a52-3f7e-4c1e-9a43-"
         "1f2d5e6a7b80", "session_id": SESSION, "cwd": "/w", "source": "startup",
         "baseline": {"branch": "main", "head": "1" * 40}}
-BEFORE = [{"type": "message", "role": "user", "text": f"message {i} " + "x" * (i * 7)}
+BEFORE: list[dict[str, Any]] = [{"type": "message", "role": "user", "text": f"message {i} " + "x" * (i * 7)}
           for i in range(7)] + [
     {"type": "operation", "operation_id": "op-1", "tool": "shell", "status": "started",
      "args": {"cmd": "make test", "n": 3}},
@@ -45,18 +47,19 @@ BEFORE = [{"type": "message", "role": "user", "text": f"message {i} " + "x" * (i
      "result_persisted": True, "result": {"exit": 0, "passed": 7, "total": 9}},
     {"type": "cost", "model": "gpt-5", "input_tokens": 1200, "output_tokens": 300, "usd": 0.0125},
 ]
-AFTER = [{"type": "message", "role": "assistant", "text": f"after {i}"} for i in range(4)] + [
+AFTER: list[dict[str, Any]] = [{"type": "message", "role": "assistant", "text": f"after {i}"}
+                               for i in range(4)] + [
     {"type": "todo", "items": [{"id": "1", "text": "fix", "status": "done"}]},
     {"type": "verifier", "kind": "tests", "passed": 9, "total": 9},
 ]
 
 
-def _build() -> tuple[bytes, list[dict], int]:
+def _build() -> tuple[bytes, list[dict[str, Any]], int]:
     lines = [frame(0, TS, orjson.dumps(META))]
     lines += [frame(i, TS, orjson.dumps(e)) for i, e in enumerate(BEFORE, start=1)]
     prefix = b"".join(lines)
     snap_seq = len(BEFORE) + 1
-    snapshot = {"type": "snapshot", "through_seq": snap_seq - 1,
+    snapshot: dict[str, Any] = {"type": "snapshot", "through_seq": snap_seq - 1,
                 "state": {"subsystems": {"todos": {"items": []}}, "summary": {"title": "t"}},
                 "prefix_bytes": len(prefix), "prefix_crc": f"{zlib.crc32(prefix):08x}"}
     events = [*BEFORE, snapshot, *AFTER]
@@ -99,7 +102,7 @@ def both_reads(data: bytes, path: Path) -> None:
 
 
 @pytest.fixture
-def path(tmp_path):
+def path(tmp_path: Path) -> Iterator[Path]:
     """Where the mutated copies are written for read_latest: in memory (/dev/shm) when there is
     one, since rewriting a file thousands of times on ext4 costs ~0.3 ms each (auto_da_alloc)."""
     shm = Path("/dev/shm")
@@ -110,7 +113,7 @@ def path(tmp_path):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def report_counts():
+def report_counts() -> Iterator[None]:
     """Print the counts once the module's tests have run."""
     yield
     print(f"\nreader fuzz: {COUNTS['mutated rollouts']} mutated rollouts, each read in full and "
@@ -118,7 +121,7 @@ def report_counts():
           f"{COUNTS['clean cut']} were clean cuts at a line boundary; 0 accepted as intact")
 
 
-def test_the_original_reads_clean_both_ways(path):
+def test_the_original_reads_clean_both_ways(path: Path) -> None:
     """Fixture: ORIGINAL, unaltered (the rule's baseline)."""
     full = parse_rollout(ORIGINAL)
     assert full.status is Status.OK and full.records == RECORDS
@@ -128,7 +131,7 @@ def test_the_original_reads_clean_both_ways(path):
     assert latest.records == RECORDS[SNAPSHOT_SEQ - 1:]
 
 
-def test_every_single_bit_flip_is_noticed_by_both_reads(path):
+def test_every_single_bit_flip_is_noticed_by_both_reads(path: Path) -> None:
     """Fixture: ORIGINAL with each of its bits flipped in turn (exhaustive)."""
     data = bytearray(ORIGINAL)
     for bit in range(len(ORIGINAL) * 8):
@@ -177,7 +180,7 @@ def mutate(rng: random.Random, data: bytearray) -> str:
     return kind
 
 
-def test_thousands_of_random_mutations_never_pass_as_intact(path):
+def test_thousands_of_random_mutations_never_pass_as_intact(path: Path) -> None:
     """Fixture: ORIGINAL under 1-3 seeded random mutations each (`SK_FUZZ_SEED`, `SK_FUZZ_N`)."""
     seed = int(os.environ.get("SK_FUZZ_SEED", "20261129"))
     n = int(os.environ.get("SK_FUZZ_N", "4000"))
@@ -203,7 +206,8 @@ FUZZ = settings(max_examples=600, derandomize=True, deadline=None,
 @given(st.lists(st.tuples(st.sampled_from(["cut", "insert", "overwrite", "swap"]),
                           st.integers(0, len(ORIGINAL)), st.binary(min_size=1, max_size=40)),
                 min_size=1, max_size=4))
-def test_hypothesis_mutations_never_pass_as_intact(path, mutations):
+def test_hypothesis_mutations_never_pass_as_intact(path: Path, mutations: list[tuple[str, int,
+                                                   bytes]]) -> None:
     """Fixture: ORIGINAL with Hypothesis-chosen truncations, insertions, overwrites and swaps."""
     data = bytearray(ORIGINAL)
     for kind, at, chunk in mutations:

@@ -60,8 +60,8 @@ def _every_file(root: Path) -> dict[Path, bytes]:
 
 
 @pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
-def test_a_canary_of_every_shape_never_reaches_any_file_of_the_store(store_dir, repo, kind,
-                                                                     secret, text):
+def test_a_canary_of_every_shape_never_reaches_any_file_of_the_store(store_dir: Path, repo: Path, kind: str,
+                                                                     secret: str, text: str) -> None:
     """Fixture: CANARIES (tests/faults/canaries.py), one store per shape; `repo` as workspace."""
     keeper = Keeper(store_dir)
     thread = _record_everywhere(keeper, repo, text)

@@ -29,7 +29,7 @@ def _snapshot_index(lines: list[bytes]) -> int:
     return max(i for i, line in enumerate(lines) if b'"type":"snapshot"' in line)
 
 
-def test_damage_inserted_just_before_the_snapshot_line_blocks_the_resume(store_dir, repo):
+def test_damage_inserted_just_before_the_snapshot_line_blocks_the_resume(store_dir: Path, repo: Path) -> None:
     """Fixture: a closed session; a garbage line inserted right before its snapshot line."""
     keeper, thread, path = _closed_session(store_dir, repo, after=2)
     lines = path.read_bytes().split(b"\n")
@@ -41,7 +41,8 @@ def test_damage_inserted_just_before_the_snapshot_line_blocks_the_resume(store_d
     assert [(d["line"], d["kind"]) for d in report.damaged] == [(at + 1, "checksum")]
 
 
-def test_a_valid_line_inserted_just_before_the_snapshot_line_blocks_the_resume(store_dir, repo):
+def test_a_valid_line_inserted_just_before_the_snapshot_line_blocks_the_resume(store_dir: Path,
+                                                                               repo: Path) -> None:
     """Fixture: a closed session; a well-framed line with a seq of its own inserted before the
     snapshot (damage that still parses and whose CRC is right)."""
     keeper, thread, path = _closed_session(store_dir, repo, after=2)
@@ -56,7 +57,7 @@ def test_a_valid_line_inserted_just_before_the_snapshot_line_blocks_the_resume(s
     assert [d["line"] for d in report.damaged] == [at + 1]
 
 
-def test_the_snapshot_swapped_with_the_last_line_blocks_the_resume(store_dir, repo):
+def test_the_snapshot_swapped_with_the_last_line_blocks_the_resume(store_dir: Path, repo: Path) -> None:
     """Fixture: a closed session; its snapshot line and its last line swapped."""
     keeper, thread, path = _closed_session(store_dir, repo, after=3)
     lines = path.read_bytes().split(b"\n")
@@ -67,7 +68,7 @@ def test_the_snapshot_swapped_with_the_last_line_blocks_the_resume(store_dir, re
     assert report.verdict == "blocked" and report.damaged
 
 
-def test_two_lines_swapped_after_the_snapshot_block_the_resume(store_dir, repo):
+def test_two_lines_swapped_after_the_snapshot_block_the_resume(store_dir: Path, repo: Path) -> None:
     """Fixture: a closed session; the two lines right after the snapshot swapped."""
     keeper, thread, path = _closed_session(store_dir, repo, after=3)
     lines = path.read_bytes().split(b"\n")
@@ -79,7 +80,7 @@ def test_two_lines_swapped_after_the_snapshot_block_the_resume(store_dir, repo):
     assert {d["kind"] for d in report.damaged} == {"seq_gap", "seq_order"}
 
 
-def test_an_intact_session_with_a_snapshot_resumes_ok(store_dir, repo):
+def test_an_intact_session_with_a_snapshot_resumes_ok(store_dir: Path, repo: Path) -> None:
     """Fixture: a closed session with a snapshot and 3 messages after it; nothing altered."""
     keeper, thread, _path = _closed_session(store_dir, repo, after=3)
     report = keeper.check_resume(thread, workspace=str(repo))

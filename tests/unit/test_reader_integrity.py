@@ -46,7 +46,7 @@ def snapshot_line(seq: int, prefix: bytes, *, covered: bool = True) -> bytes:
 
 # ---- 10a: the legacy (checksum-less) format applies only to a legacy file -----------------------
 
-def test_a_flipped_bit_in_the_crc_key_of_the_meta_is_damage_not_a_legacy_line():
+def test_a_flipped_bit_in_the_crc_key_of_the_meta_is_damage_not_a_legacy_line() -> None:
     """Fixture: the 6-line rollout whose meta says `"crC"` and carries a corrupted sandbox value."""
     lines = rollout_bytes()
     lines[0] = lines[0].replace(b'"crc"', b'"crC"').replace(b"startup", b"stArtup")
@@ -56,7 +56,7 @@ def test_a_flipped_bit_in_the_crc_key_of_the_meta_is_damage_not_a_legacy_line():
     assert [(d.line, d.kind) for d in rollout.damage] == [(1, "checksum")]
 
 
-def test_a_line_without_its_checksum_in_a_checksummed_file_is_damage():
+def test_a_line_without_its_checksum_in_a_checksummed_file_is_damage() -> None:
     """Fixture: the 6-line rollout, line 3 with `"crC"` and an altered text."""
     lines = rollout_bytes()
     lines[2] = lines[2].replace(b'"crc"', b'"crC"').replace(b"message 2", b"message 9")
@@ -66,7 +66,7 @@ def test_a_line_without_its_checksum_in_a_checksummed_file_is_damage():
     assert [r["seq"] for r in rollout.records] == [1, 3, 4, 5]
 
 
-def test_a_checksumless_last_line_of_a_checksummed_file_is_a_torn_tail():
+def test_a_checksumless_last_line_of_a_checksummed_file_is_a_torn_tail() -> None:
     """Fixture: the 6-line rollout whose last line lost its checksum key."""
     lines = rollout_bytes()
     lines[-1] = lines[-1].replace(b'"crc"', b'"crC"')
@@ -76,7 +76,7 @@ def test_a_checksumless_last_line_of_a_checksummed_file_is_a_torn_tail():
     assert [r["seq"] for r in rollout.records] == [1, 2, 3, 4]
 
 
-def test_a_legacy_file_still_loads_without_checksums():
+def test_a_legacy_file_still_loads_without_checksums() -> None:
     """Fixture: a schema-1 rollout (nested payload, no checksum), as wave 1 wrote it."""
     meta = {"seq": 0, "timestamp": TS.decode(), "type": "session_meta",
             "payload": {"schema_version": 1, "thread_id": THREAD, "session_id": SESSION,
@@ -88,7 +88,7 @@ def test_a_legacy_file_still_loads_without_checksums():
     assert rollout.records[0]["text"] == "hi"
 
 
-def test_a_crc_written_in_upper_case_hex_is_noticed():
+def test_a_crc_written_in_upper_case_hex_is_noticed() -> None:
     """Fixture: the 6-line rollout, one checksum's letters flipped to upper case (one bit each)."""
     lines = rollout_bytes()
     target = next(i for i, ln in enumerate(lines[1:], start=1) if any(c in b"abcdef" for c in
@@ -116,7 +116,7 @@ def _with_snapshot(after: int = 4) -> list[bytes]:
     return lines
 
 
-def test_two_lines_swapped_after_the_snapshot_are_reported_by_a_resume_read(tmp_path):
+def test_two_lines_swapped_after_the_snapshot_are_reported_by_a_resume_read(tmp_path: Path) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages of which the 2nd and 3rd swapped."""
     lines = _with_snapshot()
     lines[6], lines[7] = lines[7], lines[6]
@@ -129,7 +129,7 @@ def test_two_lines_swapped_after_the_snapshot_are_reported_by_a_resume_read(tmp_
     assert [d.kind for d in full.damage] == ["seq_gap", "seq_order"]
 
 
-def test_the_snapshot_swapped_with_the_last_line_is_never_read_as_clean(tmp_path):
+def test_the_snapshot_swapped_with_the_last_line_is_never_read_as_clean(tmp_path: Path) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages; the snapshot and message 8 swapped.
 
     The reproduction of issue 12 item 10a: the window then held the snapshot alone, its prefix
@@ -142,7 +142,7 @@ def test_the_snapshot_swapped_with_the_last_line_is_never_read_as_clean(tmp_path
     assert latest.status is Status.DAMAGED and "seq_order" in [d.kind for d in latest.damage]
 
 
-def test_every_swap_of_two_lines_is_noticed_by_a_resume_read(tmp_path):
+def test_every_swap_of_two_lines_is_noticed_by_a_resume_read(tmp_path: Path) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages; each pair of lines swapped in turn."""
     base = _with_snapshot()
     for i in range(1, len(base)):
@@ -153,7 +153,7 @@ def test_every_swap_of_two_lines_is_noticed_by_a_resume_read(tmp_path):
             assert latest.damage or latest.duplicates, f"lines {i + 1} and {j + 1} swapped"
 
 
-def test_a_resume_read_of_an_intact_snapshot_window_is_clean(tmp_path):
+def test_a_resume_read_of_an_intact_snapshot_window_is_clean(tmp_path: Path) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages; nothing altered."""
     latest = read_latest(_write(tmp_path, _with_snapshot()))
     assert latest.from_snapshot and latest.status is Status.OK and latest.damage == []
@@ -165,7 +165,8 @@ def test_a_resume_read_of_an_intact_snapshot_window_is_clean(tmp_path):
     frame(3, TS, orjson.dumps(message(3))),  # a valid line re-delivered just before the snapshot
     b"\n",
 ])
-def test_bytes_inserted_just_before_a_snapshot_line_are_never_read_as_clean(tmp_path, inserted):
+def test_bytes_inserted_just_before_a_snapshot_line_are_never_read_as_clean(tmp_path: Path,
+                                                                            inserted: bytes) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages; extra bytes inserted before the snapshot."""
     lines = _with_snapshot()
     lines.insert(4, inserted)
@@ -176,7 +177,7 @@ def test_bytes_inserted_just_before_a_snapshot_line_are_never_read_as_clean(tmp_
     assert latest.damage[0].line == 5 if latest.damage else latest.duplicates[0]["line"] == 5
 
 
-def test_bytes_deleted_before_a_snapshot_line_are_never_read_as_clean(tmp_path):
+def test_bytes_deleted_before_a_snapshot_line_are_never_read_as_clean(tmp_path: Path) -> None:
     """Fixture: meta, 3 messages, a snapshot, 4 messages; message 2 removed."""
     lines = _with_snapshot()
     del lines[2]
@@ -185,7 +186,7 @@ def test_bytes_deleted_before_a_snapshot_line_are_never_read_as_clean(tmp_path):
     assert [d.kind for d in latest.damage] == ["seq_gap"]
 
 
-def test_a_snapshot_that_vouches_for_nothing_is_checked_by_a_full_read(tmp_path):
+def test_a_snapshot_that_vouches_for_nothing_is_checked_by_a_full_read(tmp_path: Path) -> None:
     """Fixture: a snapshot without prefix_bytes/prefix_crc (older writer); line 3 altered."""
     lines = rollout_bytes(3)
     lines.append(snapshot_line(4, b"".join(lines), covered=False))
@@ -195,7 +196,7 @@ def test_a_snapshot_that_vouches_for_nothing_is_checked_by_a_full_read(tmp_path)
     assert [(d.line, d.kind) for d in latest.damage] == [(3, "checksum")]
 
 
-def test_the_window_starts_after_its_meta_in_seq_order(tmp_path):
+def test_the_window_starts_after_its_meta_in_seq_order(tmp_path: Path) -> None:
     """Fixture: a snapshot whose seq is not after the meta's (crafted: meta at seq 10)."""
     meta_line = frame(10, TS, orjson.dumps(META))
     lines = [meta_line, snapshot_line(4, meta_line)]
@@ -209,7 +210,7 @@ def test_the_window_starts_after_its_meta_in_seq_order(tmp_path):
     ("7", "not an integer"), (2**63, "out of range"), (MAX_SEQ + 1, "out of range"),
     (-1, "out of range"), (True, "not an integer"), (1.5, "not an integer"), (None, "not an integer"),
 ])
-def test_a_record_with_a_crafted_seq_is_damage(seq, why):
+def test_a_record_with_a_crafted_seq_is_damage(seq: object, why: str) -> None:
     """Fixture: the 6-line rollout with line 3's seq replaced (its CRC recomputed)."""
     lines = rollout_bytes()
     lines[2] = framed(seq, message(2))
@@ -226,7 +227,8 @@ def test_a_record_with_a_crafted_seq_is_damage(seq, why):
     ("baseline", {"identity": {"root_commits": "abc"}}, "root_commits"),
     ("baseline", {"branch": 3}, "branch"), ("thread_id", "../../etc", "thread_id"),
 ])
-def test_a_meta_of_the_wrong_shape_makes_the_file_unreadable_not_a_crash(field, value, why):
+def test_a_meta_of_the_wrong_shape_makes_the_file_unreadable_not_a_crash(field: str, value: object,
+                                                                         why: str) -> None:
     """Fixture: the 6-line rollout whose meta has one field of the wrong type (CRC valid)."""
     lines = rollout_bytes(meta={**META, field: value})
     rollout = parse_rollout(b"".join(lines))
@@ -234,7 +236,7 @@ def test_a_meta_of_the_wrong_shape_makes_the_file_unreadable_not_a_crash(field, 
     assert rollout.damage[0].kind == "invalid_meta" and why in rollout.damage[0].detail
 
 
-def test_a_meta_with_a_crafted_seq_makes_the_file_unreadable():
+def test_a_meta_with_a_crafted_seq_makes_the_file_unreadable() -> None:
     """Fixture: the 6-line rollout whose meta line carries seq "0" (a string)."""
     lines = rollout_bytes()
     lines[0] = framed("0", META)
@@ -245,7 +247,7 @@ def test_a_meta_with_a_crafted_seq_makes_the_file_unreadable():
 
 @pytest.mark.parametrize("literal", [b"18446744073709551616", b"-9223372036854775809",
                                      b"123456789012345678901234567890"])
-def test_an_integer_beyond_64_bits_is_damage_never_a_float(literal):
+def test_an_integer_beyond_64_bits_is_damage_never_a_float(literal: bytes) -> None:
     """Fixture: the 6-line rollout with an operation whose result holds a huge integer literal."""
     lines = rollout_bytes(2)
     core = (b'{"seq":3,"ts":"%s","type":"operation","operation_id":"op-1","tool":"calc",'
@@ -258,7 +260,7 @@ def test_an_integer_beyond_64_bits_is_damage_never_a_float(literal):
     assert [r["seq"] for r in rollout.records] == [1, 2, 4]
 
 
-def test_a_genuine_large_float_is_kept():
+def test_a_genuine_large_float_is_kept() -> None:
     """Fixture: an operation whose result holds the float 1e20 and the largest 64-bit integers."""
     body = {"type": "operation", "operation_id": "op-1", "tool": "calc", "status": "committed",
             "result": {"f": 1e20, "u": 2**64 - 1, "i": -(2**63), "neg": -1e300}}
