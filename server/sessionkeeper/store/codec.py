@@ -28,6 +28,7 @@ _CRC_FIELD = b',"crc":"'
 _SUFFIX_LEN = len(_CRC_FIELD) + 8 + 2  # ,"crc":"xxxxxxxx"}
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson reads as an int
 _BIG = float(2**63)  # orjson turns an integer beyond 64 bits into a float at least this large
+_loads, _crc32 = orjson.loads, zlib.crc32  # bound once: decode runs for every line read
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _META_TEXT = ("ts", "source", "model", "title")
 _BASELINE_TEXT = ("repo_root", "worktree", "branch", "head", "dirty")
@@ -55,8 +56,8 @@ def decode(line: bytes) -> dict[str, Any] | None:
     key (`"crC"`) or another spelling of the number (`"1A2B…"`) never passes.
     """
     try:
-        record = orjson.loads(line)
-        if record.pop("crc") != f"{zlib.crc32(line[:-_SUFFIX_LEN]):08x}":
+        record = _loads(line)
+        if record.pop("crc") != "%08x" % _crc32(line[:-18]):  # noqa: UP031 - the fastest spelling
             return None
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None  # not JSON; a list, string or number; no `crc` member

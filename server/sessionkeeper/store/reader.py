@@ -250,8 +250,9 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     floor: int = rollout.meta.get("seq", 0) if rollout.meta is not None else -1
     expected: int | None = floor + 1 if rollout.meta is not None and not window else None
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
+    walks, top, unframe = _WALK, MAX_SEQ, decode  # locals: this loop runs for every line
     for number, line in enumerate(lines[first_index:], start=first_index + 1):
-        record = decode(line)
+        record = unframe(line)
         if record is None:
             record = _legacy(line) if legacy else None
             if record is None:
@@ -262,8 +263,8 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
             record = upcast(record, 1)
         seq: Any = record.get("seq")  # checked just below, before any arithmetic
         kind = record.get("type")
-        walk = _WALK.get(kind) if kind.__class__ is str else None
-        if (seq.__class__ is not int or not 0 <= seq <= MAX_SEQ or walk or "data" in record
+        walk = walks.get(kind) if kind.__class__ is str else None
+        if (seq.__class__ is not int or not 0 <= seq <= top or walk or "data" in record
                 or expected is None):  # the common message line takes none of these
             refused = _refused(record, line, walk)
             if refused is None and expected is None and seq <= floor:
