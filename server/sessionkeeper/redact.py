@@ -9,8 +9,10 @@ Two kinds of rule:
 A secret is replaced by `[REDACTED:<kind>:<sha256 prefix>]`, so equal secrets stay recognisable
 without being stored; a placeholder is never redacted again.
 
-Invariants (they make the common case cheap: a body with nothing secret costs one `lower()`, a
-`translate()` and a series of `bytes.find`s, then is returned untouched):
+Invariants (they make the common case cheap: a body with nothing secret costs one `lower()`, one
+Aho-Corasick pass over it for every literal at once (ahocorasick-rs), a `translate()` and a
+`bytes.find`, then is returned untouched; otherwise only the shapes whose literal occurs and
+whose `confirm` pattern matches the encoded body run, on the decoded strings):
 - every text a shape matches contains, lower-cased, one of the shape's `literals`; the bare AWS
   secret key, which has no literal, is a run of exactly 40 base64 characters (`_BOUNDED`);
 - every secret-named key, as orjson encodes it (`…password":`), ends with one of `_KEY_MARKS`;

@@ -11,7 +11,9 @@ Invariants a line must meet to be a record (the reader turns each failure into a
 - no integer lies beyond 64 bits: Session Keeper never writes one (orjson refuses), and orjson
   would read one back as a float, so such a line is reported, never silently changed;
 - a `session_meta` has every field the store relies on well-typed (`meta_problem`), a
-  `snapshot` a restorable state (`snapshot_problem`): a crafted file is refused for itself only.
+  `snapshot` a restorable state (`snapshot_problem`): a crafted file is refused for itself only;
+- a checksum-less (schema-1) line is a record only in a file whose meta says schema 1
+  (`parse_legacy`): in a checksummed file a line without its checksum is damage.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import zlib
 from typing import Any
 
 import orjson
+
+from ..events import schema_version_of, upcast
 
 MAX_SEQ = 2**53 - 1
 _CRC_FIELD = b',"crc":"'
@@ -88,6 +92,43 @@ def unframe(line: bytes) -> dict[str, Any]:
     if record is None:
         raise LineError(reason(line))
     return record
+
+
+def loads_legacy(line: bytes) -> dict[str, Any] | None:
+    """A schema-1 line (no checksum), parsed; only ever asked of a file whose meta says schema 1."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def schema_version(meta: dict[str, Any]) -> int | None:
+    """The schema version a meta declares, if it is an integer (a bool is not)."""
+    version = schema_version_of(meta)
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def parse_legacy(line: bytes, *, meta: bool = True) -> dict[str, Any] | None:
+    """A schema-1 line (no checksum) upcast to the current shape, or None.
+
+    With `meta`, only a session_meta that says schema 1 qualifies: that is what makes a whole
+    file legacy (its other lines are then read without checksums, and only then).
+    """
+    record = loads_legacy(line) if reason(line) == "no checksum field" else None
+    if record is None:
+        return None
+    if meta and (record.get("type") != "session_meta" or schema_version(record) != 1):
+        return None
+    return upcast(record, 1)
+
+
+def refusal(line: bytes, *, legacy: bool) -> str:
+    """Why a line is refused, in a legacy file or in a checksummed one."""
+    why = reason(line)
+    if why != "no checksum field":
+        return why
+    return "unparsable JSON" if legacy or loads_legacy(line) is None else "record has no checksum"
 
 
 def seq_problem(seq: object) -> str | None:

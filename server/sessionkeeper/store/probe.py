@@ -10,9 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .codec import decode, reason, seq_problem
+from .codec import decode, meta_problem, parse_legacy, reason, seq_problem
 from .layout import parse_rollout_name
-from .reader import meta_problem, parse_legacy
 
 _PROBE = 1 << 16
 

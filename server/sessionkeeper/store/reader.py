@@ -23,16 +23,17 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ..events import EVENT_TYPES, SCHEMA_VERSION, schema_version_of, upcast
+from ..events import EVENT_TYPES, SCHEMA_VERSION, upcast
 from .codec import (
     MAX_SEQ,
     big_int_problem,
     decode,
+    loads_legacy,
     may_hold_big_int,
     meta_problem,
-    reason,
+    parse_legacy,
+    refusal,
+    schema_version,
     seq_problem,
     snapshot_problem,
 )
@@ -104,20 +105,6 @@ class Rollout:
         return self.tail.offset if self.tail else self.size
 
 
-def _legacy(line: bytes) -> Record | None:
-    """A schema-1 line (no checksum), parsed; only ever asked of a file whose meta says schema 1."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def _version(meta: Record) -> int | None:
-    version = schema_version_of(meta)
-    return version if isinstance(version, int) and not isinstance(version, bool) else None
-
-
 def parse_rollout(data: bytes, *, path: Path | None = None, window: bool = False) -> Rollout:
     """Parse the bytes of a rollout (`window`: meta line + a later stretch starting at a snapshot)."""
     if not data:
@@ -136,18 +123,6 @@ def parse_rollout(data: bytes, *, path: Path | None = None, window: bool = False
     return rollout
 
 
-def parse_legacy(line: bytes, *, meta: bool = True) -> Record | None:
-    """A schema-1 line (no checksum) upcast to the current shape, or None.
-
-    With `meta`, only a session_meta that says schema 1 qualifies: that is what makes a whole
-    file legacy (its other lines are then read without checksums, and only then).
-    """
-    record = _legacy(line) if reason(line) == "no checksum field" else None
-    if record is None or (meta and (record.get("type") != "session_meta" or _version(record) != 1)):
-        return None
-    return upcast(record, 1)
-
-
 def _read_meta(line: bytes) -> tuple[Record | None, bool, str]:
     """(meta or the first record, whether the file is legacy as a whole, why it is unusable)."""
     record = decode(line)
@@ -156,15 +131,7 @@ def _read_meta(line: bytes) -> tuple[Record | None, bool, str]:
     record = parse_legacy(line)
     if record is not None:
         return record, True, ""
-    return None, False, _why(line, legacy=False)
-
-
-def _why(line: bytes, *, legacy: bool) -> str:
-    """Why a line is refused, in a legacy file or in a checksummed one."""
-    why = reason(line)
-    if why != "no checksum field":
-        return why
-    return "unparsable JSON" if legacy or _legacy(line) is None else "record has no checksum"
+    return None, False, refusal(line, legacy=False)
 
 
 def _parse_lines(lines: list[bytes], partial: bytes, *, size: int, path: Path | None,
@@ -181,11 +148,11 @@ def _parse_lines(lines: list[bytes], partial: bytes, *, size: int, path: Path | 
     if not partial:  # a complete but unusable last line is a torn tail too
         last = lines[-1]
         usable = meta is not None if len(lines) == 1 else (
-            decode(last) is not None or (legacy and _legacy(last) is not None))
+            decode(last) is not None or (legacy and loads_legacy(last) is not None))
         if not usable:
             lines.pop()
             rollout.tail = Tail(len(lines) + 1, offsets_end - len(last) - 1, len(last) + 1,
-                                _why(last, legacy=legacy))
+                                refusal(last, legacy=legacy))
     if not lines:
         rollout.status = Status.EMPTY
         return rollout
@@ -196,7 +163,7 @@ def _parse_lines(lines: list[bytes], partial: bytes, *, size: int, path: Path | 
         rollout.damage.append(Damage(1, kind, detail))
         _fold_records(rollout, lines, 1 if meta is None else 0, window=window, legacy=False)
         return rollout
-    version = 1 if legacy else _version(meta)  # a legacy meta comes upcast already
+    version = 1 if legacy else schema_version(meta)  # a legacy meta comes upcast already
     rollout.schema_version = version
     if version is not None and version > SCHEMA_VERSION:
         rollout.status = Status.FUTURE_SCHEMA
@@ -254,9 +221,9 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     for number, line in enumerate(lines[first_index:], start=first_index + 1):
         record = unframe(line)
         if record is None:
-            record = _legacy(line) if legacy else None
+            record = loads_legacy(line) if legacy else None
             if record is None:
-                why = _why(line, legacy=legacy)
+                why = refusal(line, legacy=legacy)
                 damage(Damage(number, _kind(why), why))
                 skipped += 1
                 continue
