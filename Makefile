@@ -33,6 +33,7 @@ test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in cod
 bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
 	$(PY) tests/benchmarks/bench_startup.py
+	$(PY) tests/benchmarks/bench_redact.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

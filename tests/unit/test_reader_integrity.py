@@ -267,3 +267,17 @@ def test_a_genuine_large_float_is_kept() -> None:
     data = b"".join(rollout_bytes(0)) + frame(1, TS, orjson.dumps(body))
     rollout = parse_rollout(data)
     assert rollout.damage == [] and rollout.records[0]["result"] == body["result"]
+
+
+def test_a_session_meta_after_the_first_line_is_damage_never_a_record() -> None:
+    """Fixture: the 6-line rollout with its meta line repeated as line 4 (found by the fuzz run:
+    with the first line damaged, the repeated meta was folded as a record)."""
+    lines = rollout_bytes()
+    lines.insert(3, lines[0])
+    rollout = parse_rollout(b"".join(lines))
+    assert all(r["type"] != "session_meta" for r in rollout.records)
+    assert rollout.damage and rollout.damage[0].line == 4
+    lines[0] = b"garbage\n"
+    damaged = parse_rollout(b"".join(lines))
+    assert all(r["type"] != "session_meta" for r in damaged.records)
+    assert [(d.line, d.kind) for d in damaged.damage][:2] == [(1, "unparsable"), (4, "invalid_record")]
