@@ -40,7 +40,10 @@ log = logging.getLogger("sessionkeeper.session")
 
 def args_digest(args: Any) -> str:
     """sha256 of the canonical JSON of tool arguments (taken before redaction)."""
-    return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    try:
+        return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    except TypeError as exc:  # orjson.JSONEncodeError: not JSON, too deep, beyond 64 bits
+        raise InvalidEvent(f"args: not encodable as JSON ({exc})") from None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, StoreFull
+from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, storage_error
 from .blob_format import (
     HEADER_BYTES,
     LEVEL,
@@ -178,9 +178,7 @@ class BlobStore:
             if created:
                 fsync_dir(self.root)
         except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise StoreFull(f"no space for a blob in {self.root}: {exc}") from exc
-            raise
+            raise storage_error(exc, f"a blob could not be written in {self.root}") from exc
 
     def _ensure(self, directory: Path) -> bool:
         """Create a private directory of the store once; True if this call created it."""

@@ -29,6 +29,7 @@ from ..errors import (
     SessionReadOnly,
     StoreDamaged,
     UnknownThread,
+    storage_error,
 )
 from ..events import Durability, Record
 from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
@@ -222,14 +223,20 @@ class Store:
         """
         session = ids.session_id(meta["session_id"])
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
+        sink: FileSink | None = None
         try:
             path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
             marker = self._mark_pending(session, path)  # before the file: a crash leaves a trace
             ensure_private_dir(path.parent, within=self.layout.root)
             fsync_dir(path.parent.parent)
-            recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
+            sink = FileSink(path)
+            recorder = Recorder(sink, next_seq=first_seq, durability=durability)
             acks = recorder.append([body], Durability.DURABLE)
         except BaseException:
+            if sink is not None:  # a start that failed leaves no empty rollout behind
+                sink.close()
+                path.unlink(missing_ok=True)
+                marker.unlink(missing_ok=True)
             lock.release()
             raise
         meta = {**meta, "seq": acks[0].seq, "ts": utc_now_iso()}
@@ -241,9 +248,13 @@ class Store:
     def _mark_pending(self, session: str, path: Path) -> Path:
         """A marker naming a new session's rollout, until the index holds its row."""
         marker = self.layout.pending / session
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        except OSError as exc:
+            marker.unlink(missing_ok=True)
+            raise storage_error(exc, f"cannot start session {session}") from exc
         return marker
 
     def catch_up(self) -> list[SessionRow]:
