@@ -23,6 +23,7 @@ from typing import Any
 from filelock import BaseFileLock
 
 from . import ids
+from .content_actions import ContentActions
 from .errors import InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
 from .recovery.assess import assess
@@ -45,16 +46,25 @@ from .store.store import Store
 Progress = Callable[[int, int], None]
 
 
-class Keeper:
-    """One store, its hooks and its defaults; creates, resumes and forks sessions."""
+class Keeper(ContentActions):
+    """One store, its hooks and its defaults; creates, resumes and forks sessions.
+
+    Content settings: files over `content_limit_bytes` are kept by hash only, secret-named files
+    too unless `allow_secret_files`; `blob_cap_bytes` caps the blob store when `gc()` runs.
+    """
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
                  client: ClientInfo | None = None, hooks: HookRegistry | None = None,
-                 reset_policy: ResetPolicy | str = "none") -> None:
+                 reset_policy: ResetPolicy | str = "none", content_limit_bytes: int = 10 << 20,
+                 allow_secret_files: bool = False, blob_cap_bytes: int | None = None) -> None:
         self._root = store
         self.durability = Durability(durability)
-        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes)
+        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes,
+                                    content_limit_bytes=content_limit_bytes,
+                                    allow_secret_files=allow_secret_files)
+        self.allow_secret_files = allow_secret_files
+        self.blob_cap_bytes = blob_cap_bytes
         self.client = client or ClientInfo(name="sessionkeeper-python")
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
@@ -86,6 +96,7 @@ class Keeper:
         )
         session = self._open(meta, first_seq=0, state=SessionState())
         session.transition("startup", "new thread")
+        session.see_workspace()  # files already changed at start: their content before the agent
         return session
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
@@ -135,6 +146,7 @@ class Keeper:
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
         run = session.transition(source, reason, decision=decision).hooks
+        session.see_workspace()
         session.snapshot()
         return session, run
 

@@ -5,6 +5,8 @@ order under one lock (fsync waits happen outside it, so they are shared); an ack
 exactly true — a record is acknowledged once it reached its durability, and a failing automatic
 snapshot after it never turns it into an error; a re-delivered operation is acknowledged with its
 first seq and never written again, and one re-delivered with other arguments is a conflict.
+A file_change read at record time has its content in the blob store (fsynced) before it is written
+(`recovery.file_capture`); records without file content do no blob work.
 """
 
 from __future__ import annotations
@@ -44,10 +46,14 @@ def args_digest(args: Any) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class SessionPolicy:
-    """How a session records: redaction on or off, and when it snapshots."""
+    """How a session records: redaction, when it snapshots, what file content it may keep."""
 
     redact: bool = True
     snapshot_min_bytes: int = 256 * 1024
+    content_limit_bytes: int = 10 * 1024 * 1024
+    """Files larger than this are recorded by hash only."""
+    allow_secret_files: bool = False
+    """Keep the content of secret-named files (`.env*`, keys) too; by default they are hashed only."""
 
 
 @dataclass(frozen=True)
@@ -113,9 +119,28 @@ class Session:
         seq of its first delivery and counted as a duplicate, never written again."""
         return self._record(events, durability=durability, own=False)
 
+    def record_file(self, path: str, *, content: bytes | None = None, author: str = "agent",
+                    seen: bool = False, durability: Durability | None = None) -> Ack:
+        """Record a file version: `content` as given, else the file as it is now (kept as a blob).
+
+        `seen=True` records no change: the content before the session changes the file (for an
+        untracked file, call it before the first edit so a rewind can bring that content back).
+        """
+        event: Record = {"type": "file_change", "path": path,
+                         "author": "external" if seen else author}
+        if seen:
+            event["change"] = "seen"
+        return self._record([event], durability=durability, own=False, content=content)[0]
+
+    def record_own(self, events: list[Record | Event], *,
+                   durability: Durability | None = Durability.DURABLE) -> list[Ack]:
+        """Append Session Keeper's own records (lifecycle, a rewind's file versions); no hooks run."""
+        return self._record(events, durability=durability, own=True)
+
     def _record(self, events: list[Record | Event], *, durability: Durability | None,
-                own: bool) -> list[Ack]:
-        prepared = [self._body(event, own=own) for event in events]  # validate all, then write
+                own: bool, content: bytes | None = None) -> list[Ack]:
+        prepared = [self._body(event, own=own, content=content)
+                    for event in events]  # validate all, then write
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
             out = self._append_and_fold(prepared, level)
@@ -157,7 +182,8 @@ class Session:
             out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: Record | Event, *, own: bool = False) -> tuple[str, bytes]:
+    def _body(self, event: Record | Event, *, own: bool = False,
+              content: bytes | None = None) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
         from .validate import event_body  # pydantic: only once something is recorded
 
@@ -165,12 +191,15 @@ class Session:
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
+        if kind == "file_change" and not own and isinstance(data, dict) \
+                and (data.get("author") == "rewind" or "rewind_seq" in data):
+            raise InvalidEvent("author: 'rewind' versions are written by Session Keeper itself")
         if isinstance(data, dict):
-            data = self._completed(kind, data)
+            data = self._completed(kind, data, content=content)
         body = event_body(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
-    def _completed(self, kind: object, event: Record) -> Record:
+    def _completed(self, kind: object, event: Record, *, content: bytes | None = None) -> Record:
         """An event with what the contract needs filled in or checked against the thread."""
         if kind == "operation":
             ids.operation_id(event.get("operation_id"))
@@ -178,9 +207,8 @@ class Session:
                 event = {**event, "args_digest": args_digest(event["args"])}
             self._check_transition(event)
         elif kind == "file_change" and isinstance(event.get("path"), str):
-            event = {**event, "path": self._workspace_path(event["path"])}
-            if "after_hash" not in event and not event.get("deleted"):
-                event = {**event, **self._hash_now(event["path"])}
+            event = self._file_content({**event, "path": self._workspace_path(event["path"])},
+                                       content)
         elif kind == "baseline" and set(event) == {"type"}:
             event = {**event, **self._baseline_now()}
         elif kind == "compacted" and isinstance(event.get("through_seq"), int) \
@@ -199,15 +227,25 @@ class Session:
             raise InvalidEvent(f"status: operation {event['operation_id']} already "
                                f"{entry['status']}; it cannot be {status} too")
 
-    def _hash_now(self, path: str) -> Record:
-        """The file's hash at record time (a file_change without one means: read the file now)."""
-        from .recovery.baseline import PathEscapesRoot, file_hash
+    def _file_content(self, event: Record, content: bytes | None) -> Record:
+        """A file_change with its content kept and what came before it (`recovery.file_capture`)."""
+        from .recovery import file_capture
+        from .recovery.subsystems.file_history import FileHistory
 
-        try:
-            digest = file_hash(self.workspace, path)
-        except PathEscapesRoot as exc:
-            raise InvalidEvent(f"path: {exc}") from None
-        return {"after_hash": digest} if digest is not None else {"deleted": True}
+        return file_capture.complete(event, meta=self.writer.meta,
+                                     history=self.state.get(FileHistory),
+                                     blobs=self.writer.store.blobs, policy=self.policy,
+                                     content=content)
+
+    def see_workspace(self) -> list[Ack]:
+        """Record, as `seen`, the files that differ from the baseline commit and that the thread
+        has not seen as they are now (their content before the session changes them)."""
+        from .recovery import file_capture
+        from .recovery.subsystems.file_history import FileHistory
+
+        events = file_capture.scan(meta=self.writer.meta, history=self.state.get(FileHistory),
+                                   store_root=str(self.writer.store.layout.root))
+        return self.record_many(list(events)) if events else []
 
     def _baseline_now(self) -> Record:
         """The workspace's baseline now (a `baseline` record without fields means: capture it)."""
@@ -340,6 +378,10 @@ class Session:
         self.transition("compact", "")
         return self.record({"type": "compacted", "summary": summary,
                             "through_seq": self.writer.last_seq})
+
+    def exclusive(self) -> threading.RLock:
+        """The lock records are appended and folded under: hold it to keep others from recording."""
+        return self._order
 
     def summary(self) -> StatusSummary:
         """What a status bar or a listing shows about this session."""

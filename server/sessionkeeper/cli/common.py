@@ -36,7 +36,12 @@ def keeper(args: argparse.Namespace) -> Keeper:
     """The Keeper of the store the command names."""
     from ..api import Keeper
 
-    return Keeper(args.store, durability=getattr(args, "durability", "written"))
+    content: dict[str, Any] = {}
+    if getattr(args, "content_limit", None) is not None:
+        content["content_limit_bytes"] = args.content_limit
+    if getattr(args, "allow_secret_files", False):
+        content["allow_secret_files"] = True
+    return Keeper(args.store, durability=getattr(args, "durability", "written"), **content)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
