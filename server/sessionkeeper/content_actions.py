@@ -10,7 +10,9 @@ thread's newest session attached for the purpose) and the session's record lock,
    durable `rewind` lifecycle record (stage end) with the outcomes.
 A crash after 2 leaves a begin without an end: the next rewind of the thread first finishes it
 (re-planning is idempotent: files already rewound are unchanged, and get their records).
-`rewind --undo` rewinds the files the latest rewind changed to the seq just before its begin.
+`rewind --undo` rewinds the files the latest rewind changed to the seq just before its begin
+(repeated, it walks back through earlier rewinds: `Rewinds.latest`); a file changed after that
+rewind by anyone but a rewind is refused unless forced.
 """
 
 from __future__ import annotations
@@ -365,7 +367,8 @@ def _guarded(plan: RewindPlan, history: Mapping[str, Any], *, escaping: Iterable
     steps: list[FileStep] = []
     for step in plan.steps:
         later = [v for v in history.get(step.path, []) if guard_after is not None
-                 and v.get("seq") is not None and v["seq"] > guard_after]
+                 and v.get("seq") is not None and v["seq"] > guard_after
+                 and v.get("author") != "rewind"]
         if step.path in out_of_tree:
             step = dataclasses.replace(step, action="unavailable",
                                        reason="it resolves outside the workspace")

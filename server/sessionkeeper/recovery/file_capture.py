@@ -86,6 +86,8 @@ def complete(event: Record, *, meta: Record, history: FileHistory, blobs: BlobSt
             out["change"] = "delete"
         elif previous is not None:
             out["change"] = "create" if previous.get("hash") is None else "modify"
+        elif out.get("before_hash"):
+            out["change"] = "modify"
     return out
 
 

@@ -2,6 +2,8 @@
 
 Invariant: a rewind is finished once its `end` record is folded; one without it was interrupted
 (a crash between the two) and is reported until the next rewind of the thread finishes it.
+Undo works as a stack: it takes the latest rewind that is no undo itself and was not undone by a
+complete undo (one that left no file refused, unavailable, stale or failed).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from .base import Findings, Invalidation, Record, Subsystem, Workspace, register
 
 CHANGED = ("written", "deleted")
+COMPLETE = frozenset({"written", "deleted", "unchanged"})
 
 
 @register
@@ -57,9 +60,13 @@ class Rewinds(Subsystem):
         return dict(last) if last is not None and last["end_seq"] is None else None
 
     def latest(self) -> dict[str, Any] | None:
-        """The latest finished rewind that changed a file (what `rewind --undo` undoes), or None."""
+        """What `rewind --undo` undoes: the latest finished rewind that changed a file, is no undo
+        and was not undone completely; None if there is none."""
+        undone = {i["undo_of"] for i in self.items if i["undo_of"] is not None
+                  and i["end_seq"] is not None and set(i["outcomes"].values()) <= COMPLETE}
         for item in reversed(self.items):
-            if item["end_seq"] is not None and changed(item):
+            if item["end_seq"] is not None and item["undo_of"] is None \
+                    and item["seq"] not in undone and changed(item):
                 return dict(item)
         return None
 
