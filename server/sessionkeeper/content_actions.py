@@ -118,10 +118,15 @@ class ContentActions:
 
     def blob(self, thread_id: str, key: str) -> bytes:
         """The content of a file version the thread's history names (BlobMissing / BlobCorrupt)."""
+        from .errors import BlobMissing
         from .store.blobs import check_key
 
-        if check_key(key) not in _history(self.replay(ids.thread_id(thread_id)).state).hashes():
+        history = _history(self.replay(ids.thread_id(thread_id)).state)
+        if check_key(key) not in history.hashes():
             raise UnknownVersion(f"thread {thread_id} names no file version {key[:16]}…")
+        reason = history.not_kept(key)
+        if reason is not None:
+            raise BlobMissing(key, f"its content was never kept ({reason})")
         return self.blobs.get(key)
 
     # ---- rewind ---------------------------------------------------------------------------------
@@ -227,10 +232,13 @@ class ContentActions:
         from .recovery.rewind import read_regular
         from .store.blobs import content_key
 
+        history = _history(session.state)
         events: list[Record | Event] = []
         for step in plan.changes():
-            if not step.forced:
-                continue
+            last = history.last(step.path)
+            if not step.forced or (last is not None and last.get("hash") == step.current
+                                   and not last.get("content")):
+                continue  # nothing to force over, or already recorded with its content
             try:
                 held = read_regular(Path(session.workspace) / step.path)
             except OSError:

@@ -112,6 +112,16 @@ class FileHistory(Subsystem):
                if v.get(k)}
         return out | {v["hash"] for v in self.seen.values() if v.get("hash")}
 
+    def not_kept(self, key: str) -> str | None:
+        """Why the content of `key` was never kept (binary, too_large, ...), None if it was."""
+        found: list[str | None] = []
+        for v in [*(v for vs in self.files.values() for v in vs), *self.seen.values()]:
+            if v.get("hash") == key:
+                found.append(v.get("content"))
+            if v.get("before_hash") == key:
+                found.append(v.get("before_content"))
+        return None if not found or None in found else found[0]
+
     def needed(self) -> set[str]:
         """The hashes a rewind of the latest state needs: each file's last version and its before."""
         out: set[str] = set()
