@@ -110,7 +110,7 @@ class Keeper(ContentActions):
                                    durability=self.durability, lock=lock)
         state.apply(writer.meta)
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
-                                   on_close=self._closed))
+                                   on_close=self._closed, workspace=meta.cwd))
 
     def _adopt(self, session: Session) -> Session:
         self.live[session.thread_id] = session

@@ -77,8 +77,10 @@ class Session:
     """Records events for one run of a thread; folds them into the live state as it goes."""
 
     def __init__(self, writer: SessionWriter, state: SessionState, *, policy: SessionPolicy,
-                 hooks: HookRegistry, on_close: Callable[[Session], None] | None = None) -> None:
+                 hooks: HookRegistry, on_close: Callable[[Session], None] | None = None,
+                 workspace: str | None = None) -> None:
         self.writer = writer
+        self._workspace = workspace  # the real path (the recorded cwd may be redacted)
         self.state = state
         self.policy = policy
         self.hooks = hooks
@@ -105,7 +107,7 @@ class Session:
     @property
     def workspace(self) -> str:
         """The workspace the session runs in."""
-        return str(self.writer.meta["cwd"])
+        return self._workspace or str(self.writer.meta["cwd"])
 
     # ---- recording ------------------------------------------------------------------------------
 
@@ -232,7 +234,7 @@ class Session:
         from .recovery import file_capture
         from .recovery.subsystems.file_history import FileHistory
 
-        return file_capture.complete(event, meta=self.writer.meta,
+        return file_capture.complete(event, meta={**self.writer.meta, "cwd": self.workspace},
                                      history=self.state.get(FileHistory),
                                      blobs=self.writer.store.blobs, policy=self.policy,
                                      content=content)
@@ -243,7 +245,8 @@ class Session:
         from .recovery import file_capture
         from .recovery.subsystems.file_history import FileHistory
 
-        events = file_capture.scan(meta=self.writer.meta, history=self.state.get(FileHistory),
+        events = file_capture.scan(meta={**self.writer.meta, "cwd": self.workspace},
+                                   history=self.state.get(FileHistory),
                                    store_root=str(self.writer.store.layout.root))
         return self.record_many(list(events)) if events else []
 

@@ -215,3 +215,23 @@ def test_resume_sees_files_changed_between_sessions(keeper: Keeper, repo: Path) 
         seen, change = [r for r in file_changes(resumed)]
     assert seen["change"] == "seen" and change["before_hash"] == sha(b"user's list\n")
     assert change["change"] == "modify"
+
+
+def test_a_workspace_whose_path_is_redacted_is_never_read_as_all_files_deleted(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a git repository at a path that looks like an API key (`sk-…`), so the recorded
+    cwd is redacted; the session that started it, then a re-attached one (as `record` does)."""
+    from ..conftest import init_repo
+
+    repo = init_repo(tmp_path / ("sk-" + "A1b2C3d4" * 4), {"app.py": "v0\n"})
+    keeper = Keeper(store_dir)
+    with keeper.start(repo) as session:
+        assert "[REDACTED" in session.writer.meta["cwd"]
+        (repo / "app.py").write_bytes(b"v1\n")
+        session.record({"type": "file_change", "path": "app.py"})
+        [change] = file_changes(session)
+        assert change["after_hash"] == sha(b"v1\n") and not change.get("deleted")
+        session_id = session.session_id
+    attached = keeper.attach(session_id)
+    with attached, pytest.raises(InvalidEvent, match="is not a directory here"):
+        attached.record({"type": "file_change", "path": "app.py"})

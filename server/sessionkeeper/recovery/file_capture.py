@@ -73,6 +73,9 @@ def complete(event: Record, *, meta: Record, history: FileHistory, blobs: BlobSt
     _check_claims(out, blobs)
     path = out["path"]
     read_now = "after_hash" not in out and not out.get("deleted")
+    if read_now and not os.path.isdir(where.workspace):  # never take a missing tree for deletions
+        raise InvalidEvent(f"path: the workspace {where.workspace} is not a directory here; "
+                           "give after_hash (or deleted) to record this change")
     previous = history.last(path)
     if read_now:
         out.update(_after(path, where=where, previous=previous, blobs=blobs, policy=policy,
