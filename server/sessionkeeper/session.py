@@ -123,15 +123,9 @@ class Session:
 
     def record_file(self, path: str, *, content: bytes | None = None, author: str = "agent",
                     seen: bool = False, durability: Durability | None = None) -> Ack:
-        """Record a file version: `content` as given, else the file as it is now (kept as a blob).
-
-        `seen=True` records no change: the content before the session changes the file (for an
-        untracked file, call it before the first edit so a rewind can bring that content back).
-        """
-        event: Record = {"type": "file_change", "path": path,
-                         "author": "external" if seen else author}
-        if seen:
-            event["change"] = "seen"
+        """Record a file version: `content`, else the file now; `seen`: its content before a change."""
+        event: Record = {"type": "file_change", "path": path, "author": "external" if seen else author,
+                         **({"change": "seen"} if seen else {})}
         return self._record([event], durability=durability, own=False, content=content)[0]
 
     def record_own(self, events: list[Record | Event], *,
@@ -193,15 +187,13 @@ class Session:
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
-        if kind == "file_change" and not own and isinstance(data, dict) \
-                and (data.get("author") == "rewind" or "rewind_seq" in data):
-            raise InvalidEvent("author: 'rewind' versions are written by Session Keeper itself")
         if isinstance(data, dict):
-            data = self._completed(kind, data, content=content)
+            data = self._completed(kind, data, content=content, own=own)
         body = event_body(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
-    def _completed(self, kind: object, event: Record, *, content: bytes | None = None) -> Record:
+    def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
+                   own: bool = False) -> Record:
         """An event with what the contract needs filled in or checked against the thread."""
         if kind == "operation":
             ids.operation_id(event.get("operation_id"))
@@ -209,8 +201,10 @@ class Session:
                 event = {**event, "args_digest": args_digest(event["args"])}
             self._check_transition(event)
         elif kind == "file_change" and isinstance(event.get("path"), str):
-            event = self._file_content({**event, "path": self._workspace_path(event["path"])},
-                                       content)
+            from .recovery import file_capture  # blobs, git: only for file changes
+
+            event = {**event, "path": self._workspace_path(event["path"])}
+            event = file_capture.complete(event, self, content=content, own=own)
         elif kind == "baseline" and set(event) == {"type"}:
             event = {**event, **self._baseline_now()}
         elif kind == "compacted" and isinstance(event.get("through_seq"), int) \
@@ -229,25 +223,11 @@ class Session:
             raise InvalidEvent(f"status: operation {event['operation_id']} already "
                                f"{entry['status']}; it cannot be {status} too")
 
-    def _file_content(self, event: Record, content: bytes | None) -> Record:
-        """A file_change with its content kept and what came before it (`recovery.file_capture`)."""
-        from .recovery import file_capture
-        from .recovery.subsystems.file_history import FileHistory
-
-        return file_capture.complete(event, meta={**self.writer.meta, "cwd": self.workspace},
-                                     history=self.state.get(FileHistory),
-                                     blobs=self.writer.store.blobs, policy=self.policy,
-                                     content=content)
-
     def see_workspace(self) -> list[Ack]:
-        """Record, as `seen`, the files that differ from the baseline commit and that the thread
-        has not seen as they are now (their content before the session changes them)."""
+        """Record as `seen` the files differing from the baseline commit, as the thread lacks them."""
         from .recovery import file_capture
-        from .recovery.subsystems.file_history import FileHistory
 
-        events = file_capture.scan(meta={**self.writer.meta, "cwd": self.workspace},
-                                   history=self.state.get(FileHistory),
-                                   store_root=str(self.writer.store.layout.root))
+        events = file_capture.scan(self)
         return self.record_many(list(events)) if events else []
 
     def _baseline_now(self) -> Record:

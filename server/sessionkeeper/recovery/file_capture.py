@@ -11,7 +11,9 @@ Rules (a record's own fields always win):
   and not git-ignored, it was created by the session (`change: create`);
 - a record that carries its hashes costs no blob work and no git call (only what was seen is
   copied from the history);
-- `content: stored` from a writer is believed only when the blob is there.
+- `content: stored` from a writer is believed only when the blob is there; `rewind` versions
+  come from Session Keeper's own rewind only; a workspace that is not a directory here is never
+  read (its files would all look deleted).
 
 `scan` lists the files that differ from the baseline commit (modified and untracked, not ignored)
 so their content before the session is kept: at start, and at resume for files the thread has
@@ -25,13 +27,16 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
 from ..store.blobs import BlobStore
 from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
 from .subsystems.file_history import FileHistory
+
+if TYPE_CHECKING:
+    from ..session import Session, SessionPolicy
 
 log = logging.getLogger("sessionkeeper.capture")
 
@@ -50,30 +55,25 @@ class Where:
     commit: str | None
 
     @classmethod
-    def of(cls, meta: Record) -> Where:
-        """Where the session of a `session_meta` record runs."""
-        return cls(workspace=str(meta["cwd"]), commit=(meta.get("baseline") or {}).get("head"))
+    def of(cls, session: Session) -> Where:
+        """Where a session runs (its real workspace: the recorded cwd may be redacted)."""
+        baseline = session.writer.meta.get("baseline") or {}
+        return cls(workspace=session.workspace, commit=baseline.get("head"))
 
 
-class Policy(Protocol):
-    """The settings capture reads (a `SessionPolicy` has them)."""
-
-    @property
-    def content_limit_bytes(self) -> int: ...
-
-    @property
-    def allow_secret_files(self) -> bool: ...
-
-
-def complete(event: Record, *, meta: Record, history: FileHistory, blobs: BlobStore,
-             policy: Policy, content: bytes | None = None) -> Record:
+def complete(event: Record, session: Session, *, content: bytes | None = None,
+             own: bool = False) -> Record:
     """The file_change `event` (path already workspace-relative) with content and before filled in."""
-    where = Where.of(meta)
+    if not own and (event.get("author") == "rewind" or "rewind_seq" in event):
+        raise InvalidEvent("author: 'rewind' versions are written by Session Keeper itself")
+    where = Where.of(session)
+    history = session.state.get(FileHistory)
+    blobs, policy = session.writer.store.blobs, session.policy
     out = dict(event)
     _check_claims(out, blobs)
     path = out["path"]
     read_now = "after_hash" not in out and not out.get("deleted")
-    if read_now and not os.path.isdir(where.workspace):  # never take a missing tree for deletions
+    if read_now and content is None and not os.path.isdir(where.workspace):  # never a deletion
         raise InvalidEvent(f"path: the workspace {where.workspace} is not a directory here; "
                            "give after_hash (or deleted) to record this change")
     previous = history.last(path)
@@ -81,7 +81,8 @@ def complete(event: Record, *, meta: Record, history: FileHistory, blobs: BlobSt
         out.update(_after(path, where=where, previous=previous, blobs=blobs, policy=policy,
                           content=content))
     seen = out.get("change") == "seen"
-    if previous is None and not seen and "before_hash" not in out:
+    if previous is None and not seen and "before_hash" not in out \
+            and out.get("content") != "outside_workspace":  # its past is not ours to know
         out.update(_before(path, out, where=where, history=history, blobs=blobs, policy=policy,
                            read_now=read_now))
     if "change" not in out and not seen:
@@ -103,7 +104,7 @@ def _check_claims(event: Record, blobs: BlobStore) -> None:
 
 
 def _after(path: str, *, where: Where, previous: dict[str, Any] | None, blobs: BlobStore,
-           policy: Policy, content: bytes | None) -> Record:
+           policy: SessionPolicy, content: bytes | None) -> Record:
     """The fields a record read now gets: after_hash and content, or deleted."""
     base = previous.get("hash") if previous and not previous.get("content") else None
     try:
@@ -115,7 +116,7 @@ def _after(path: str, *, where: Where, previous: dict[str, Any] | None, blobs: B
     return _fields(got, "after_hash", "content") if not isinstance(got, Missing) else {"deleted": True}
 
 
-def _read(path: str, *, where: Where, base: str | None, blobs: BlobStore, policy: Policy,
+def _read(path: str, *, where: Where, base: str | None, blobs: BlobStore, policy: SessionPolicy,
           content: bytes | None) -> Stored | HashOnly | Missing:
     """The content given, else the file as it is now, classified and (if it may be) stored."""
     if content is not None:
@@ -134,7 +135,7 @@ def _fields(got: Stored | HashOnly, digest: str, claim: str) -> Record:
 
 
 def _before(path: str, event: Record, *, where: Where, history: FileHistory, blobs: BlobStore,
-            policy: Policy, read_now: bool) -> Record:
+            policy: SessionPolicy, read_now: bool) -> Record:
     """What the file held before the session's first change of it, as far as can be known."""
     known = history.before(path)
     if known is not None:
@@ -191,11 +192,13 @@ def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]
         yield rel
 
 
-def scan(*, meta: Record, history: FileHistory, store_root: str | None = None) -> list[Record]:
+def scan(session: Session) -> list[Record]:
     """`change: seen` records for the differing files whose current content the thread lacks."""
     from .baseline import PathEscapesRoot, file_hash
 
-    where = Where.of(meta)
+    where = Where.of(session)
+    history = session.state.get(FileHistory)
+    store_root = str(session.writer.store.layout.root)
     if where.commit is None:
         return []
     events: list[Record] = []

@@ -164,6 +164,8 @@ class FileHistory(Subsystem):
             try:
                 now = workspace.file_hash(path)
             except ValueError:  # the path escapes the workspace: never read it
+                if version.get("content") == "outside_workspace":
+                    continue  # recorded as outside (never read): nothing to compare
                 detail = f"{path} is outside the workspace"
                 diffs.append(Difference("file_missing", last, None, detail))
                 continue
