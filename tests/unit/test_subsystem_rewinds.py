@@ -11,11 +11,12 @@ import pytest
 from sessionkeeper.cli.content import size
 from sessionkeeper.errors import InvalidEvent
 from sessionkeeper.events import blob_refs, describe
+from sessionkeeper.recovery.baseline import current_workspace
 from sessionkeeper.recovery.subsystems.file_history import NOT_CAPTURED, FileHistory
 from sessionkeeper.recovery.subsystems.rewinds import Rewinds
 from sessionkeeper.validate import validate_event
 
-from ._recovery import current_workspace, folded, rec
+from ._recovery import folded, rec
 
 
 def begin(seq: int, to_seq: int, *, undo_of: int | None = None, **planned: str) -> dict[str, Any]:
@@ -45,13 +46,13 @@ def test_undo_walks_back_through_rewinds_and_skips_those_undone() -> None:
     """Fixture: rewind R1 (seq 5), rewind R2 (seq 9), a complete undo of R2, and one of nothing."""
     sub = folded(Rewinds, begin(5, 2), end(7, 5, 2, a="written"),
                  begin(9, 3), end(11, 9, 3, b="written"))
-    assert sub.latest()["seq"] == 9  # type: ignore[index]
+    assert sub.latest()["seq"] == 9
     sub.apply(begin(13, 8, undo_of=9))
     sub.apply(end(15, 13, 8, undo_of=9, b="written"))
-    assert sub.latest()["seq"] == 5  # type: ignore[index]
+    assert sub.latest()["seq"] == 5
     sub.apply(begin(17, 4, undo_of=5))
     sub.apply(end(19, 17, 4, undo_of=5, a="skipped"))  # refused: R1 stays undoable
-    assert sub.latest()["seq"] == 5  # type: ignore[index]
+    assert sub.latest()["seq"] == 5
     assert sub.interrupted() is None and sub.headline().startswith("4 rewind(s)")
 
 
@@ -92,7 +93,7 @@ def test_rewind_records_are_checked_and_described() -> None:
     """Fixture: lifecycle and file_change records of a rewind, valid and not."""
     ok = validate_event({"type": "lifecycle", "source": "rewind", "reason": "to seq 3",
                          "rewind": {"stage": "begin", "to_seq": 3, "planned": {"a": "restore"}}})
-    assert ok.rewind is not None  # type: ignore[attr-defined]
+    assert ok.rewind is not None
     for bad in ({"type": "lifecycle", "source": "rewind"},
                 {"type": "lifecycle", "source": "clear", "rewind": {"stage": "begin", "to_seq": 1}},
                 {"type": "lifecycle", "source": "rewind", "rewind": {"stage": "end", "to_seq": 1}},
