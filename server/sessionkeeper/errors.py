@@ -64,6 +64,12 @@ class UnknownThread(SessionKeeperError, LookupError):
     name = "unknown_thread"
 
 
+class UnknownVersion(UnknownThread):
+    """The thread's file history names no file version with that hash."""
+
+    name = "unknown_version"
+
+
 class ThreadBusy(SessionKeeperError):
     """Another process holds the writer lock of the thread."""
 

@@ -14,8 +14,9 @@ import time
 import zlib
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from filelock import BaseFileLock
@@ -43,6 +44,9 @@ from .quarantine import quarantine_tail
 from .reader import Rollout, Status, parse_rollout, read_bytes, read_latest, read_rollout
 from .recorder import Ack, Recorder
 from .sinks import AppendSink, FileSink
+
+if TYPE_CHECKING:
+    from .blobs import BlobStore
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -119,6 +123,13 @@ class Store:
         self._index: Index | None = None
 
     # ---- index, self-repairing -------------------------------------------------------------
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        """The store's content-addressed blobs (`<store>/blobs/`)."""
+        from .blobs import BlobStore
+
+        return BlobStore(self.layout.root)
 
     def index(self, progress: Progress | None = None) -> Index:
         """The open index; a missing or unusable one is rebuilt from the rollouts first."""
