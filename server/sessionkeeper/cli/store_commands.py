@@ -17,11 +17,12 @@ import orjson
 from ..errors import InvalidEvent, InvalidId
 from ..events import ApprovalMode, SandboxPolicy
 from .common import COMMON, Subparsers, emit, keeper, say
+from .content import CONTENT
 
 
 def add(sub: Subparsers) -> None:
     """Add the store's subcommands."""
-    start = sub.add_parser("start", parents=[COMMON], help="start a thread; prints its ids")
+    start = sub.add_parser("start", parents=[COMMON, CONTENT], help="start a thread; prints its ids")
     start.add_argument("--workspace", required=True)
     start.add_argument("--title")
     start.add_argument("--model")
@@ -29,7 +30,8 @@ def add(sub: Subparsers) -> None:
     start.add_argument("--sandbox-policy", default="workspace-write", choices=get_args(SandboxPolicy))
     start.add_argument("--tool-profile", default="default")
     start.set_defaults(run=start_thread)
-    record = sub.add_parser("record", parents=[COMMON], help="append JSON-lines events from stdin")
+    record = sub.add_parser("record", parents=[COMMON, CONTENT],
+                            help="append JSON-lines events from stdin")
     record.add_argument("--session", required=True)
     record.add_argument("--durability", choices=["none", "written", "durable"], default="written")
     record.set_defaults(run=record_events)

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import ids
-from ..errors import StoreDamaged
+from ..errors import StoreDamaged, StoreIOError
 
 ENV_HOME = "SESSIONKEEPER_HOME"
 _ROLLOUT = re.compile(
@@ -58,6 +58,8 @@ def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    except OSError as exc:  # EIO: the entry may not survive; a typed error, never a bare OSError
+        raise StoreIOError(f"fsync of directory {path} failed: {exc}") from exc
     finally:
         os.close(fd)
 
