@@ -62,6 +62,21 @@ class ThreadBusy(SessionKeeperError):
     name = "thread_busy"
 
 
+class ResumeRefused(SessionKeeperError):
+    """A framework adapter would continue a thread whose resume check found drift or a block.
+
+    `report` is the resume report (its differences say why); nothing was continued.
+    """
+
+    exit_code = 10
+    rpc_code = -32018
+    name = "resume_refused"
+
+    def __init__(self, message: str, report: object = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 class StoreDamaged(SessionKeeperError):
     """A rollout or the store directory cannot be used as it is."""
 

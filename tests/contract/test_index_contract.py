@@ -95,6 +95,15 @@ def test_replace_all_swaps_every_row(backend: IndexBackend) -> None:
     assert index.session_ids() == {"s2", "s3"} and index.thread(T1) is None
 
 
+def test_forget_removes_one_thread_and_its_sessions(backend: IndexBackend) -> None:
+    """Fixture: `backend` holding T1 (two sessions) and T2; T1 forgotten."""
+    index = backend.build([row("s1", T1), row("s2", T1, first_seq=4), row("s3", T2)])
+    index.forget(T1)
+    assert index.thread(T1) is None and index.sessions(T1) == []
+    assert index.session_ids() == {"s3"} and index.thread(T2) is not None
+    index.forget(T1)  # forgetting an unknown thread is a no-op
+
+
 def test_upsert_updates_in_place(backend: IndexBackend) -> None:
     """Fixture: `backend`; one row upserted twice with a growing size."""
     index = backend.build([])
