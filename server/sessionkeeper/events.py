@@ -111,7 +111,8 @@ def _todo(r: Record) -> str:
 
 
 def _checkpoint(r: Record) -> str:
-    meta = r.get("metadata") if isinstance(r.get("metadata"), dict) else {}
+    meta = r.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     where = f" in {r['ns']}" if r.get("ns") else ""
     return f"checkpoint {r.get('checkpoint_id')} step {meta.get('step')}{where}"
 

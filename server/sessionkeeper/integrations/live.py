@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
+
 from ..api import Keeper
 from ..errors import SessionReadOnly, UnknownThread
 from ..session import Session
@@ -26,8 +28,11 @@ _NAMESPACE = uuid.UUID("6d1f3c2e-9b4a-5e7f-8c1d-2a3b4c5d6e7f")
 
 
 def framework_thread_id(framework: str, *parts: str) -> str:
-    """The Session Keeper thread id of a framework's key: a uuid5, the same on every machine."""
-    return str(uuid.uuid5(_NAMESPACE, "\0".join((framework, *parts))))
+    """The Session Keeper thread id of a framework's key: a uuid5, the same on every machine.
+
+    The parts are encoded as a JSON array, so no two different keys share a name.
+    """
+    return str(uuid.uuid5(_NAMESPACE, orjson.dumps([framework, *parts]).decode()))
 
 
 def keeper_of(store: Keeper | Path | str | None) -> Keeper:
