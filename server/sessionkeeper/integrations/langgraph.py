@@ -29,6 +29,8 @@ import copy
 import logging
 import os
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +64,7 @@ from .live import LiveThreads, framework_thread_id, keeper_of
 from .payloads import EMPTY, INLINE_LIMIT, Payloads, is_empty
 
 AGENT = "langgraph"
+_HISTORIES = 8  # threads whose folded log is kept while it does not change
 log = logging.getLogger("sessionkeeper.integrations.langgraph")
 
 
@@ -101,6 +104,8 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         self.payloads = Payloads(self.serde, BlobStore(self.keeper.store.layout.root),
                                  inline_limit=inline_limit)
         self._under_way = UnderWay()
+        self._histories: OrderedDict[str, tuple[tuple[str, int], History]] = OrderedDict()
+        self._histories_guard = threading.Lock()
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -279,19 +284,32 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         return self.keeper.replay(sk).state.get(Checkpoints).newest(ns)
 
     def _history(self, sk: str) -> History:
-        """Every checkpoint of a thread, folded from its whole log."""
+        """Every checkpoint of a thread, folded from its whole log (kept while the log is unchanged)."""
         with self.live.lock(sk):
             session = self.live.session(sk)
             if session is not None and self.durability is Durability.NONE:
                 session.flush()
-            if self.keeper.store.thread_row(sk) is None:
+            row = self.keeper.store.thread_row(sk)
+            if row is None or row.latest_session is None:
                 return History()
+            size = session.writer.recorder.size if session is not None else \
+                os.stat(self.keeper.store.session_path(row.latest_session)).st_size
+            key = (row.latest_session, size)
+            with self._histories_guard:
+                cached = self._histories.get(sk)
+            if cached is not None and cached[0] == key:
+                return cached[1]
             rollouts = self.keeper.store.read_thread(sk, full=True)
         damaged = [d for r in rollouts for d in r.damage]
         if damaged:
             log.warning("thread %s: %d damaged line(s) skipped while reading checkpoints",
                         sk, len(damaged))
-        return fold_history([record for rollout in rollouts for record in rollout.records])
+        history = fold_history([record for rollout in rollouts for record in rollout.records])
+        with self._histories_guard:
+            self._histories[sk] = (key, history)
+            while len(self._histories) > _HISTORIES:
+                self._histories.popitem(last=False)
+        return history
 
     def _tuple(self, thread: str, ns: str, entry: Entry) -> CheckpointTuple:
         kind, hexed = entry["checkpoint"]
