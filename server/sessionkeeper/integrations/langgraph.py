@@ -61,7 +61,7 @@ from ..store.blobs import BlobStore
 from ..store.index import ThreadRow
 from .graph_ops import UnderWay, graph_threads, removal_records, restated_records
 from .live import LiveThreads, framework_thread_id, keeper_of
-from .payloads import EMPTY, INLINE_LIMIT, Payloads, is_empty
+from .payloads import EMPTY, INLINE_LIMIT, Payload, Payloads, is_empty
 
 AGENT = "langgraph"
 _HISTORIES = 8  # threads whose folded log is kept while it does not change
@@ -156,17 +156,19 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         if checkpoint_id is None:
             raise InvalidId("put_writes needs configurable.checkpoint_id")
         sk = session_thread_id(thread)
+        # serialized before the thread's lock is taken (large values are fsynced blobs): a put
+        # arriving meanwhile waits for this call (UnderWay), not for the lock alone
+        encoded: list[tuple[int, str, Payload]] = [
+            (WRITES_IDX_MAP.get(channel, idx), channel, self.payloads.encode(value))
+            for idx, (channel, value) in enumerate(writes)]
         with self._writing(sk, thread, config) as session:
             entry = session.state.get(Checkpoints).newest(ns)
             if entry is None or entry["id"] != checkpoint_id:  # an older checkpoint: rare
                 entry = self._history(sk).namespaces.get(ns, {}).get(checkpoint_id)
             known = {(w[0], w[1]) for w in entry["writes"]} if entry else set()
-            rows = []
-            for idx, (channel, value) in enumerate(writes):
-                where = WRITES_IDX_MAP.get(channel, idx)
-                if where >= 0 and (task_id, where) in known:
-                    continue  # a re-delivery: the first write stands
-                rows.append([where, channel, self.payloads.encode(value)])
+            # a re-delivered regular write is dropped (the first stands); special ones replace
+            rows = [list(row) for row in encoded
+                    if row[0] < 0 or (str(task_id), row[0]) not in known]
             if rows:
                 session.record({"type": "checkpoint_writes", "thread": thread, "ns": ns,
                                 "checkpoint_id": checkpoint_id, "task_id": str(task_id),
