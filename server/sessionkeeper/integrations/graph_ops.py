@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from ..events import Record
@@ -81,21 +80,22 @@ class UnderWay:
         self._counts: dict[str, int] = {}
         self._changed = threading.Condition()
 
-    @contextmanager
-    def going(self, thread_id: str) -> Iterator[None]:
-        """Count one call as under way for the duration of the block."""
+    def enter(self, thread_id: str) -> None:
+        """Count one call on `thread_id` as under way (until `leave`)."""
         with self._changed:
             self._counts[thread_id] = self._counts.get(thread_id, 0) + 1
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._counts[thread_id] -= 1
-                if not self._counts[thread_id]:
-                    del self._counts[thread_id]
-                    self._changed.notify_all()
+
+    def leave(self, thread_id: str) -> None:
+        """The call counted by `enter` is done."""
+        with self._changed:
+            self._counts[thread_id] -= 1
+            if not self._counts[thread_id]:
+                del self._counts[thread_id]
+                self._changed.notify_all()
 
     def wait(self, thread_id: str) -> None:
         """Block until no call on `thread_id` is under way."""
+        if thread_id not in self._counts:  # the common case: nothing to wait for, no lock taken
+            return
         with self._changed:
             self._changed.wait_for(lambda: thread_id not in self._counts)

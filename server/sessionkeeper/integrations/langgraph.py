@@ -64,7 +64,7 @@ from .live import LiveThreads, framework_thread_id, keeper_of
 from .payloads import EMPTY, INLINE_LIMIT, Payload, Payloads, is_empty
 
 AGENT = "langgraph"
-_HISTORIES = 8  # threads whose folded log is kept while it does not change
+_CACHED_THREADS = 8  # threads whose folded log is kept while it does not change
 log = logging.getLogger("sessionkeeper.integrations.langgraph")
 
 
@@ -104,8 +104,10 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         self.payloads = Payloads(self.serde, BlobStore(self.keeper.store.layout.root),
                                  inline_limit=inline_limit)
         self._under_way = UnderWay()
-        self._histories: OrderedDict[str, tuple[tuple[str, int], History]] = OrderedDict()
-        self._histories_guard = threading.Lock()
+        # folded logs of threads, each valid while (newest session, its size) is unchanged
+        self._histories: OrderedDict[str, tuple[tuple[str, int], Any]] = OrderedDict()
+        self._states: OrderedDict[str, tuple[tuple[str, int], Any]] = OrderedDict()
+        self._caches_guard = threading.Lock()
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -134,7 +136,8 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         thread, ns, parent = _keys(config)
         sk = session_thread_id(thread)
         self._under_way.wait(sk)  # writes handed to us before this checkpoint go first
-        with self._writing(sk, thread, config) as session:
+        with self.live.lock(sk):
+            session = self._session(sk, thread, config)
             previous = session.state.get(Checkpoints).newest(ns)
             record = self._checkpoint_record(thread, ns, parent, checkpoint,
                                              get_serializable_checkpoint_metadata(config, metadata),
@@ -147,8 +150,11 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                    task_path: str = "") -> None:
         """Record a task's writes against a checkpoint, once per (task_id, idx)."""
         sk = session_thread_id(_keys(config)[0])
-        with self._under_way.going(sk):
+        self._under_way.enter(sk)
+        try:
             self._put_writes(config, writes, task_id, task_path)
+        finally:
+            self._under_way.leave(sk)
 
     def _put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                     task_path: str) -> None:
@@ -161,7 +167,8 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         encoded: list[tuple[int, str, Payload]] = [
             (WRITES_IDX_MAP.get(channel, idx), channel, self.payloads.encode(value))
             for idx, (channel, value) in enumerate(writes)]
-        with self._writing(sk, thread, config) as session:
+        with self.live.lock(sk):
+            session = self._session(sk, thread, config)
             entry = session.state.get(Checkpoints).newest(ns)
             if entry is None or entry["id"] != checkpoint_id:  # an older checkpoint: rare
                 entry = self._history(sk).namespaces.get(ns, {}).get(checkpoint_id)
@@ -203,15 +210,20 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
     def _writing(self, sk: str, thread: str,
                  config: RunnableConfig | None = None) -> Iterator[Session]:
         """The thread's session under its lock, in the workspace the config (or saver) names."""
+        with self.live.lock(sk):
+            yield self._session(sk, thread, config)
+
+    def _session(self, sk: str, thread: str, config: RunnableConfig | None) -> Session:
+        """The thread's session (call under its lock), checked against the workspace asked for."""
         given = ((config or {}).get("configurable") or {}).get("workspace") or self.workspace
         workspace = os.fspath(given) if given else None
-        with self.live.writing(
-                sk, start=lambda: self._start(sk, thread, workspace),
-                continue_old=lambda row: self._continue(sk, thread, row, workspace)) as session:
-            if workspace is not None and os.path.realpath(workspace) != session.workspace:
-                raise InvalidWorkspace(f"langgraph thread {thread!r} runs in {session.workspace}, "
-                                       f"not {os.path.realpath(workspace)}")
-            yield session
+        session = self.live.open(
+            sk, start=lambda: self._start(sk, thread, workspace),
+            continue_old=lambda row: self._continue(sk, thread, row, workspace))
+        if workspace is not None and os.path.realpath(workspace) != session.workspace:
+            raise InvalidWorkspace(f"langgraph thread {thread!r} runs in {session.workspace}, "
+                                   f"not {os.path.realpath(workspace)}")
+        return session
 
     def _start(self, sk: str, thread: str, workspace: str | None) -> Session:
         return self.keeper.start(workspace or self.keeper.store.layout.root,
@@ -276,42 +288,68 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
             yield self._tuple(entry.get("thread") or thread_id, ns, entry)
 
     def _newest(self, sk: str, ns: str) -> Entry | None:
+        """The newest checkpoint of a namespace: the live state, else the log's latest snapshot
+        and tail (folded once per state of the log)."""
         with self.live.lock(sk):
             session = self.live.session(sk)
             if session is not None:
                 entry = session.state.get(Checkpoints).newest(ns)
                 return {**entry, "writes": list(entry["writes"])} if entry else None
-        if self.keeper.store.thread_row(sk) is None:
-            return None
-        return self.keeper.replay(sk).state.get(Checkpoints).newest(ns)
+            key = self._log_key(sk, None)
+            if key is None:
+                return None
+            cached = self._cached(self._states, sk, key)
+            if cached is None:
+                cached = self.keeper.replay(sk).state.get(Checkpoints).latest
+                self._cache(self._states, sk, key, cached)
+        return cached.get(ns)
 
     def _history(self, sk: str) -> History:
-        """Every checkpoint of a thread, folded from its whole log (kept while the log is unchanged)."""
+        """Every checkpoint of a thread, folded from its whole log (once per state of the log)."""
         with self.live.lock(sk):
             session = self.live.session(sk)
             if session is not None and self.durability is Durability.NONE:
                 session.flush()
-            row = self.keeper.store.thread_row(sk)
-            if row is None or row.latest_session is None:
+            key = self._log_key(sk, session)
+            if key is None:
                 return History()
-            size = session.writer.recorder.size if session is not None else \
-                os.stat(self.keeper.store.session_path(row.latest_session)).st_size
-            key = (row.latest_session, size)
-            with self._histories_guard:
-                cached = self._histories.get(sk)
-            if cached is not None and cached[0] == key:
-                return cached[1]
+            cached = self._cached(self._histories, sk, key)
+            if cached is not None:
+                return cached
             rollouts = self.keeper.store.read_thread(sk, full=True)
         damaged = [d for r in rollouts for d in r.damage]
         if damaged:
             log.warning("thread %s: %d damaged line(s) skipped while reading checkpoints",
                         sk, len(damaged))
         history = fold_history([record for rollout in rollouts for record in rollout.records])
-        with self._histories_guard:
-            self._histories[sk] = (key, history)
-            while len(self._histories) > _HISTORIES:
-                self._histories.popitem(last=False)
+        self._cache(self._histories, sk, key, history)
         return history
+
+    def _log_key(self, sk: str, session: Session | None) -> tuple[str, int] | None:
+        """(newest session, its size): what a folded log is valid for; None for no thread."""
+        row = self.keeper.store.thread_row(sk)
+        if row is None or row.latest_session is None:
+            return None
+        if session is not None and session.session_id == row.latest_session:
+            return row.latest_session, session.writer.recorder.size
+        return row.latest_session, os.stat(self.keeper.store.session_path(row.latest_session)).st_size
+
+    def _cached(self, cache: OrderedDict[str, tuple[tuple[str, int], Any]], sk: str,
+                key: tuple[str, int]) -> Any:
+        with self._caches_guard:
+            found = cache.get(sk)
+            if found is None or found[0] != key:
+                return None
+            cache.move_to_end(sk)
+            return found[1]
+
+    def _cache(self, cache: OrderedDict[str, tuple[tuple[str, int], Any]], sk: str,
+               key: tuple[str, int], value: Any) -> None:
+        with self._caches_guard:
+            cache[sk] = (key, value)
+            cache.move_to_end(sk)
+            while len(cache) > _CACHED_THREADS:
+                cache.popitem(last=False)
 
     def _tuple(self, thread: str, ns: str, entry: Entry) -> CheckpointTuple:
         kind, hexed = entry["checkpoint"]
@@ -419,8 +457,11 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                           task_id: str, task_path: str = "") -> None:
         """`put_writes` off the event loop (counted as under way from the moment it is called)."""
         sk = session_thread_id(_keys(config)[0])
-        with self._under_way.going(sk):
+        self._under_way.enter(sk)
+        try:
             await asyncio.to_thread(self._put_writes, config, writes, task_id, task_path)
+        finally:
+            self._under_way.leave(sk)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """`delete_thread` off the event loop."""

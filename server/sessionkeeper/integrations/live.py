@@ -10,6 +10,7 @@ Framework keys never name a path: they become UUIDs (`framework_thread_id`) befo
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from ..store.index import ThreadRow
 _NAMESPACE = uuid.UUID("6d1f3c2e-9b4a-5e7f-8c1d-2a3b4c5d6e7f")
 
 
+@functools.lru_cache(maxsize=4096)
 def framework_thread_id(framework: str, *parts: str) -> str:
     """The Session Keeper thread id of a framework's key: a uuid5, the same on every machine.
 
@@ -57,22 +59,31 @@ class LiveThreads:
             return self._locks.setdefault(thread_id, threading.RLock())
 
     def session(self, thread_id: str) -> Session | None:
-        """The open session of a thread, or None (call under its lock)."""
+        """The open session of a thread, or None (call under its lock); marks it recently used."""
         with self._guard:
             session = self._open.get(thread_id)
+            if session is not None:
+                self._open.move_to_end(thread_id)
         return session if session is not None and _usable(session) else None
+
+    def open(self, thread_id: str, *, start: Callable[[], Session],
+             continue_old: Callable[[ThreadRow], Session]) -> Session:
+        """The thread's session (call under its lock): open, or started, re-attached, continued."""
+        session = self.session(thread_id)
+        if session is not None:
+            return session
+        session = self._opened(thread_id, start, continue_old)
+        with self._guard:
+            self._open[thread_id] = session
+        self._evict()
+        return session
 
     @contextmanager
     def writing(self, thread_id: str, *, start: Callable[[], Session],
                 continue_old: Callable[[ThreadRow], Session]) -> Iterator[Session]:
-        """Hold the thread's lock with its session open: started, re-attached or continued."""
+        """Hold the thread's lock with its session open (see `open`)."""
         with self.lock(thread_id):
-            session = self.session(thread_id) or self._opened(thread_id, start, continue_old)
-            with self._guard:
-                self._open[thread_id] = session
-                self._open.move_to_end(thread_id)
-            yield session
-        self._evict()
+            yield self.open(thread_id, start=start, continue_old=continue_old)
 
     def _opened(self, thread_id: str, start: Callable[[], Session],
                 continue_old: Callable[[ThreadRow], Session]) -> Session:
