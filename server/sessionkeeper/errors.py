@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SessionKeeperError(Exception):
     """Base of every error Session Keeper raises on purpose."""
@@ -72,7 +74,7 @@ class ResumeRefused(SessionKeeperError):
     rpc_code = -32018
     name = "resume_refused"
 
-    def __init__(self, message: str, report: object = None) -> None:
+    def __init__(self, message: str, report: Any = None) -> None:
         super().__init__(message)
         self.report = report
 

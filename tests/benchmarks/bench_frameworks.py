@@ -32,6 +32,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from sessionkeeper.integrations.langgraph import SessionKeeperSaver  # noqa: E402
 
 perf = time.perf_counter
+Saver = BaseCheckpointSaver[Any]
 TEXT = "the quick brown fox jumps over the lazy dog " * 5  # ~220 B
 
 
-def workload(saver: BaseCheckpointSaver, steps: int, thread: str = "bench") -> float:
+def workload(saver: Saver, steps: int, thread: str = "bench") -> float:
     """Run `steps` steps on one thread; return the seconds taken."""
-    config: dict[str, Any] = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
     versions: dict[str, Any] = {}
     values: dict[str, Any] = {"a": TEXT, "b": TEXT, "c": 0}
     start = perf()
@@ -80,14 +82,14 @@ def sqlite(root: Path, synchronous: str | None) -> SqliteSaver:
     return saver
 
 
-def close(saver: BaseCheckpointSaver) -> None:
+def close(saver: Saver) -> None:
     if isinstance(saver, SessionKeeperSaver):
         saver.close()
     else:
         saver.conn.close()  # type: ignore[attr-defined]
 
 
-def throughput(make: Callable[[Path], BaseCheckpointSaver], steps: int) -> float:
+def throughput(make: Callable[[Path], Saver], steps: int) -> float:
     """Steps per second of one fresh saver."""
     root = Path(tempfile.mkdtemp(prefix="sk-bench-fw-"))
     try:
@@ -100,7 +102,7 @@ def throughput(make: Callable[[Path], BaseCheckpointSaver], steps: int) -> float
         shutil.rmtree(root, ignore_errors=True)
 
 
-def side_by_side(a: Callable[[Path], BaseCheckpointSaver], b: Callable[[Path], BaseCheckpointSaver],
+def side_by_side(a: Callable[[Path], Saver], b: Callable[[Path], Saver],
                  steps: int, reps: int) -> tuple[list[float], list[float]]:
     xs, ys = [], []
     for rep in range(reps):
@@ -121,30 +123,31 @@ def latency_us(fn: Callable[[], Any], calls: int) -> float:
     return statistics.median(times) * 1e6
 
 
-def get_latest(sizes: tuple[int, int], calls: int) -> dict[str, Any]:
+def get_latest(sizes: tuple[int, int], calls: int) -> dict[int, Any]:
     """get_tuple of the newest checkpoint at each size: live, new saver, sqlite."""
-    config = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
-    out: dict[str, Any] = {}
+    config: Any = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+    out: dict[int, Any] = {}
     for size in sizes:
         root = Path(tempfile.mkdtemp(prefix="sk-bench-fw-"))
         try:
             saver = ours(root, "written")
             workload(saver, size)
-            live = latency_us(lambda s=saver: s.get_tuple(config), calls)
+            live = latency_us(partial(saver.get_tuple, config), calls)
             saver.close()
             firsts = []
             for _ in range(7):  # a new saver's first read: latest snapshot + tail, prefix CRC
                 reader = ours(root, "written")
-                firsts.append(latency_us(lambda s=reader: s.get_tuple(config), 1))
+                firsts.append(latency_us(partial(reader.get_tuple, config), 1))
                 reader.close()
             first = statistics.median(firsts)
             reader = ours(root, "written")
-            cold = latency_us(lambda s=reader: s.get_tuple(config), calls)
-            assert reader.get_tuple(config).metadata["step"] == size - 1
+            cold = latency_us(partial(reader.get_tuple, config), calls)
+            found = reader.get_tuple(config)
+            assert found is not None and found.metadata["step"] == size - 1
             reader.close()
             peer = sqlite(root, None)
             workload(peer, size)
-            theirs = latency_us(lambda s=peer: s.get_tuple(config), calls)
+            theirs = latency_us(partial(peer.get_tuple, config), calls)
             close(peer)
             rollout = sum(p.stat().st_size for p in (root / "store").rglob("*.jsonl"))
             out[size] = {"live_us": live, "first_read_us": first, "new_saver_us": cold,
@@ -184,7 +187,7 @@ def main() -> int:
                                 default_steps, reps)
     row("b' no fsync per op: written vs WAL synchronous=NORMAL", mine, theirs, "(reported)")
     latest = get_latest((100, big), 50 if args.quick else 200)
-    figures["get_tuple_latest"] = latest
+    figures["get_tuple_latest"] = {str(k): v for k, v in latest.items()}
     small, large = latest[100], latest[big]
     for key, label in (("live_us", "from the live saver"), ("new_saver_us", "by a reading saver"),
                        ("first_read_us", "a new saver's first"), ("sqlite_us", "SqliteSaver")):

@@ -23,10 +23,10 @@ import random
 import sys
 import time
 import uuid
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict, cast
 
 MAX_SECONDS = 20.0  # the parent kills long before; never run away if it does not
-THREAD = {"configurable": {"thread_id": "kill9-thread", "checkpoint_ns": ""}}
+THREAD: Any = {"configurable": {"thread_id": "kill9-thread", "checkpoint_ns": ""}}
 
 
 def _out(line: str) -> None:
@@ -43,7 +43,7 @@ def saver_loop(store: str, seed: int) -> None:
     _out("R")
     if not sys.stdin.readline():
         return
-    config: dict = {"configurable": dict(THREAD["configurable"])}
+    config: Any = {"configurable": dict(THREAD["configurable"])}
     version: str | None = None
     deadline = time.monotonic() + MAX_SECONDS
     n = 0
@@ -67,13 +67,13 @@ def sdk_loop(store: str, seed: int) -> None:
 
     rng = random.Random(seed)
     sdk = SessionKeeperSessionStore(store, durability="written")
-    key = {"project_key": "kill9-project", "session_id": "kill9-session"}
+    key: Any = {"project_key": "kill9-project", "session_id": "kill9-session"}
     _out("R")
     if not sys.stdin.readline():
         return
     deadline = time.monotonic() + MAX_SECONDS
     while time.monotonic() < deadline:
-        batch = [{"type": "user", "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+        batch: list[Any] = [{"type": "user", "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
                   "message": {"content": "y" * rng.choice((50, 500, 5_000, 80_000))}}
                  for _ in range(rng.randint(1, 4))]
         sdk.append_sync(key, batch)
@@ -98,11 +98,11 @@ def graph_run(store: str, side_effects: str, *, crash: bool) -> None:
         finally:
             os.close(fd)
 
-    def first(state: Steps) -> dict:
+    def first(state: Steps) -> dict[str, Any]:
         effect("node1")
         return {"steps": ["node1"]}
 
-    def second(state: Steps) -> dict:
+    def second(state: Steps) -> dict[str, Any]:
         effect("node2")
         if crash:
             _out("N2")
@@ -117,7 +117,8 @@ def graph_run(store: str, side_effects: str, *, crash: bool) -> None:
     builder.add_edge("second", END)
     with SessionKeeperSaver(store) as saver:
         graph = builder.compile(checkpointer=saver)
-        result = graph.invoke(None if not crash else {"steps": []}, THREAD, durability="sync")
+        start = cast(Steps, {"steps": []}) if crash else None
+        result = graph.invoke(start, THREAD, durability="sync")
         _out(f"DONE {','.join(result['steps'])}")
 
 

@@ -25,6 +25,9 @@ import pytest
 pytest.importorskip("langgraph.graph")
 pytest.importorskip("claude_agent_sdk")
 
+from claude_agent_sdk.types import SessionKey  # noqa: E402
+from langchain_core.runnables import RunnableConfig  # noqa: E402
+
 from sessionkeeper.integrations.claude_sdk import SessionKeeperSessionStore  # noqa: E402
 from sessionkeeper.integrations.langgraph import SessionKeeperSaver  # noqa: E402
 
@@ -32,7 +35,7 @@ WRITER = Path(__file__).resolve().parent / "framework_writer.py"
 SERVER = Path(__file__).resolve().parents[2] / "server"
 SEED = int(os.environ.get("SK_KILL9_SEED", random.SystemRandom().randrange(2**32)))
 TRIALS = 8
-THREAD = {"configurable": {"thread_id": "kill9-thread", "checkpoint_ns": ""}}
+THREAD: RunnableConfig = {"configurable": {"thread_id": "kill9-thread", "checkpoint_ns": ""}}
 
 
 class Child:
@@ -45,7 +48,9 @@ class Child:
         self.stderr = log.open("wb")
         self.proc = subprocess.Popen([sys.executable, str(WRITER), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env)
-        self.fd = self.proc.stdout.fileno()
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.fd = self.stdout.fileno()
         self.buf = b""
 
     def readline(self, timeout: float) -> str:
@@ -65,8 +70,8 @@ class Child:
     def kill_after(self, seconds: float) -> list[str]:
         """Let it run until its first acknowledgement and `seconds` more, SIGKILL it, and return
         every line it printed."""
-        self.proc.stdin.write(b"go\n")
-        self.proc.stdin.flush()
+        self.stdin.write(b"go\n")
+        self.stdin.flush()
         first = self.readline(timeout=60)
         time.sleep(seconds)
         self.proc.send_signal(signal.SIGKILL)
@@ -83,8 +88,9 @@ class Child:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
-            stream.close()
+        self.stdin.close()
+        self.stdout.close()
+        self.stderr.close()
 
 
 def _killed(tmp: Path, mode: str, trial: int) -> tuple[Path, list[str]]:
@@ -114,12 +120,14 @@ def test_a_killed_saver_loses_no_acknowledged_checkpoint_or_write(tmp_path: Path
             assert found is not None, f"seed {SEED}: acknowledged checkpoint {n} lost"
             assert found.checkpoint["channel_values"]["n"] == int(n)
             if checkpoint_id in written:
-                assert [w[1:] for w in found.pending_writes] == [("out", f"w{n}")]
+                assert [w[1:] for w in found.pending_writes or []] == [("out", f"w{n}")]
         latest = saver.get_tuple(THREAD)
         assert latest is not None and latest.checkpoint["id"] >= put[-1][0]
         checkpoint_id, n = random.Random(SEED).choice(put)
-        config = {"configurable": {**THREAD["configurable"], "checkpoint_id": checkpoint_id}}
-        assert saver.get_tuple(config).checkpoint["channel_values"]["n"] == int(n)
+        config: RunnableConfig = {"configurable": {**THREAD["configurable"],
+                                                   "checkpoint_id": checkpoint_id}}
+        found = saver.get_tuple(config)
+        assert found is not None and found.checkpoint["channel_values"]["n"] == int(n)
 
 
 @pytest.mark.slow
@@ -131,10 +139,10 @@ def test_a_killed_sdk_store_loses_no_acknowledged_entry(tmp_path: Path, trial: i
     assert acked, f"seed {SEED}: nothing acknowledged before the kill"
     sdk = SessionKeeperSessionStore(store)
     try:
-        loaded = sdk.load_sync({"project_key": "kill9-project", "session_id": "kill9-session"})
+        loaded = sdk.load_sync(SessionKey(project_key="kill9-project", session_id="kill9-session"))
     finally:
         sdk.close()
-    uuids = [e["uuid"] for e in loaded or []]
+    uuids = [e.get("uuid") for e in loaded or []]
     assert len(uuids) == len(set(uuids)), f"seed {SEED}: an entry loaded twice"
     assert uuids[:len(acked)] == acked, f"seed {SEED}: acknowledged entries lost or reordered"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from sessionkeeper.integrations.claude_sdk import SessionKeeperSessionStore  # n
 
 
 @pytest.fixture
-def fresh_store(tmp_path: Path):  # type: ignore[no-untyped-def]
+def fresh_store(tmp_path: Path) -> Iterator[Callable[[], SessionKeeperSessionStore]]:
     """A factory of stores, each on its own new temporary store directory."""
     made: list[SessionKeeperSessionStore] = []
 
@@ -33,7 +34,7 @@ def fresh_store(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 async def test_the_store_passes_all_14_contracts_with_no_optional_method_skipped(
-        fresh_store) -> None:  # type: ignore[no-untyped-def]
+        fresh_store: Callable[[], SessionKeeperSessionStore]) -> None:
     """Fixture: `fresh_store` (a new temporary store per contract)."""
     probe = fresh_store()
     assert all(_has_optional(probe, m, frozenset()) for m in _OPTIONAL_METHODS)

@@ -9,14 +9,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 
 pytest.importorskip("langgraph.checkpoint.base")
 
-from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
+from langchain_core.runnables import RunnableConfig  # noqa: E402
+from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint  # noqa: E402
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 from langgraph.checkpoint.serde.types import ERROR  # noqa: E402
 
@@ -30,7 +31,7 @@ from sessionkeeper.store.reader import read_rollout  # noqa: E402
 from ..conftest import git  # noqa: E402
 
 
-def config(thread: str = "t1", checkpoint_id: str | None = None, **extra: Any) -> dict[str, Any]:
+def config(thread: str = "t1", checkpoint_id: str | None = None, **extra: Any) -> RunnableConfig:
     """A LangGraph config for `thread` (root namespace)."""
     conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": "", **extra}
     if checkpoint_id is not None:
@@ -38,8 +39,16 @@ def config(thread: str = "t1", checkpoint_id: str | None = None, **extra: Any) -
     return {"configurable": conf}
 
 
-def put(saver: SessionKeeperSaver, parent: dict[str, Any], values: dict[str, Any],
-        versions: dict[str, Any], new: dict[str, Any] | None = None, step: int = 0) -> dict:
+def got(saver: SessionKeeperSaver, where: RunnableConfig) -> CheckpointTuple:
+    """The tuple get_tuple returns for `where`, which must exist."""
+    found = saver.get_tuple(where)
+    assert found is not None
+    return found
+
+
+def put(saver: SessionKeeperSaver, parent: RunnableConfig, values: dict[str, Any],
+        versions: dict[str, Any], new: dict[str, Any] | None = None,
+        step: int = 0) -> RunnableConfig:
     """Put a checkpoint holding `values` at `versions` after `parent`; returns its config."""
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = dict(values)
@@ -67,7 +76,7 @@ def test_put_writes_are_idempotent_per_task_and_idx_across_a_new_saver(store_dir
     with SessionKeeperSaver(store_dir) as second:
         second.put_writes(stored, [("out", "again"), (ERROR, "boom 2")], task_id="task")
         second.put_writes(stored, [("out", "again")], task_id="task")
-        writes = second.get_tuple(stored).pending_writes
+        writes = got(second, stored).pending_writes or []
     assert sorted(w[1:] for w in writes) == [("__error__", "boom 2"), ("out", "first")]
 
 
@@ -109,7 +118,7 @@ def test_an_unchanged_channel_is_stored_once_and_large_values_live_in_blobs(
         for n in range(5):
             parent = put(saver, parent, {"doc": doc, "n": n}, {"doc": 1, "n": n + 1},
                          new={"doc": 1, "n": n + 1} if n == 0 else {"n": n + 1}, step=n)
-        latest = saver.get_tuple(config())
+        latest = got(saver, config())
         oldest = list(saver.list(config()))[-1]
     assert latest.checkpoint["channel_values"] == {"doc": doc, "n": 4}
     assert oldest.checkpoint["channel_values"] == {"doc": doc, "n": 0}
@@ -128,11 +137,11 @@ def test_channel_values_round_trip_exactly_and_credentials_in_metadata_are_redac
         checkpoint = empty_checkpoint()
         checkpoint["channel_values"] = {"api_token": key, "text": f"AIza{'x' * 35}"}
         checkpoint["channel_versions"] = {"api_token": 1, "text": 1}
-        stored = saver.put(config(), checkpoint, {"source": "input", "step": -1, "note": key},
-                           {"api_token": 1, "text": 1})
-        found = saver.get_tuple(stored)
+        metadata: Any = {"source": "input", "step": -1, "note": key}
+        stored = saver.put(config(), checkpoint, metadata, {"api_token": 1, "text": 1})
+        found = got(saver, stored)
     assert found.checkpoint["channel_values"] == {"api_token": key, "text": f"AIza{'x' * 35}"}
-    assert found.metadata["note"].startswith("[REDACTED:openai_key:")
+    assert str(dict(found.metadata)["note"]).startswith("[REDACTED:openai_key:")
     on_disk = b"".join(p.read_bytes() for p in store_dir.glob("sessions/*/*/*/*.jsonl"))
     assert key.encode() not in on_disk
 
@@ -164,7 +173,7 @@ def test_a_graph_thread_is_listed_checked_and_refused_after_a_branch_switch(
     assert refused.value.report.verdict == "drift"
     with SessionKeeperSaver(store_dir, on_drift="continue") as going_on:
         put(going_on, stored, {"a": 2}, {"a": 2}, step=1)
-        assert going_on.get_tuple(config()).checkpoint["channel_values"] == {"a": 2}
+        assert got(going_on, config()).checkpoint["channel_values"] == {"a": 2}
     decisions = [r.get("decision") for r in records(store_dir) if r["type"] == "lifecycle"]
     assert decisions[-1] == "continue"
 
@@ -192,7 +201,7 @@ def test_delete_thread_removes_its_rollouts_and_rows_and_the_thread_can_start_ag
         assert saver.get_tuple(config("t1")) is None and records(store_dir, "t1") == []
         assert saver.get_tuple(config("t2")) is not None
         put(saver, config("t1"), {"a": 9}, {"a": 1})
-        assert saver.get_tuple(config("t1")).checkpoint["channel_values"] == {"a": 9}
+        assert got(saver, config("t1")).checkpoint["channel_values"] == {"a": 9}
     listed = orjson.loads(run_cli(store_dir, "list", "--json").stdout)
     assert sorted(t["title"] for t in listed) == ["langgraph t1", "langgraph t2"]
 
@@ -204,4 +213,4 @@ def test_a_config_without_a_usable_thread_id_is_a_typed_error(store_dir: Path,
                                                               bad: dict[str, Any]) -> None:
     """Fixture: configs LangGraph would never send."""
     with SessionKeeperSaver(store_dir) as saver, pytest.raises(InvalidId):
-        saver.get_tuple(bad)
+        saver.get_tuple(cast(RunnableConfig, bad))
