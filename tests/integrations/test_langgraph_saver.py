@@ -3,13 +3,14 @@ incremental and blob storage of values, redaction, the workspace check, deletion
 
 from __future__ import annotations
 
+import operator
 import os
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, TypedDict, cast
 
 import orjson
 import pytest
@@ -214,3 +215,53 @@ def test_a_config_without_a_usable_thread_id_is_a_typed_error(store_dir: Path,
     """Fixture: configs LangGraph would never send."""
     with SessionKeeperSaver(store_dir) as saver, pytest.raises(InvalidId):
         saver.get_tuple(cast(RunnableConfig, bad))
+
+
+class Steps(TypedDict):
+    """The state of the graphs below: the steps taken, appended."""
+
+    steps: Annotated[list[str], operator.add]
+
+
+def _interrupting_graph() -> Any:
+    """START → a subgraph (its own checkpoint namespace) → a node asking a human → END."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    inner = StateGraph(Steps)
+    inner.add_node("inner", lambda state: {"steps": ["inner"]})
+    inner.add_edge(START, "inner")
+    inner.add_edge("inner", END)
+
+    def ask(state: Steps) -> dict[str, Any]:
+        return {"steps": [f"answer:{interrupt('continue?')}"]}
+
+    outer = StateGraph(Steps)
+    outer.add_node("child", inner.compile())
+    outer.add_node("ask", ask)
+    outer.add_edge(START, "child")
+    outer.add_edge("child", "ask")
+    outer.add_edge("ask", END)
+    return outer
+
+
+async def test_an_async_graph_interrupted_by_a_human_resumes_through_a_new_saver(
+        store_dir: Path) -> None:
+    """Fixture: `_interrupting_graph` run with ainvoke until its interrupt; a second saver on
+    the store (a new process) answers it."""
+    from langgraph.types import Command
+
+    where = config("async-thread")
+    with SessionKeeperSaver(store_dir) as saver:
+        first = await _interrupting_graph().compile(checkpointer=saver).ainvoke(
+            {"steps": []}, where)
+    assert first["steps"] == ["inner"] and first["__interrupt__"][0].value == "continue?"
+    with SessionKeeperSaver(store_dir) as saver:
+        graph = _interrupting_graph().compile(checkpointer=saver)
+        assert (await graph.aget_state(where)).next == ("ask",)
+        done = await graph.ainvoke(Command(resume="yes"), where)
+        history = [s.metadata["step"] async for s in graph.aget_state_history(where)
+                   if s.metadata is not None]
+        namespaces = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
+    assert done["steps"] == ["inner", "answer:yes"] and history == [2, 1, 0, -1]
+    assert "" in namespaces and any(ns.startswith("child:") for ns in namespaces)
