@@ -25,12 +25,8 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import copy
-import logging
 import os
 import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,7 +42,6 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     get_checkpoint_id,
     get_serializable_checkpoint_metadata,
-    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -54,18 +49,17 @@ from ..api import Keeper
 from ..errors import InvalidEvent, InvalidId, InvalidWorkspace, ResumeRefused
 from ..events import Durability, Record
 from ..recovery.report import Decision, Report
-from ..recovery.subsystems.checkpoints import MISSING, Checkpoints, Entry, History, fold_history
+from ..recovery.subsystems.checkpoints import MISSING, Checkpoints, Entry, History
 from ..schema import Event
 from ..session import Session
 from ..store.blobs import BlobStore
 from ..store.index import ThreadRow
 from .graph_ops import UnderWay, graph_threads, removal_records, restated_records
+from .graph_reads import GraphLog
 from .live import LiveThreads, framework_thread_id, keeper_of
-from .payloads import EMPTY, INLINE_LIMIT, Payload, Payloads, is_empty
+from .payloads import EMPTY, INLINE_LIMIT, Payload, Payloads
 
 AGENT = "langgraph"
-_CACHED_THREADS = 8  # threads whose folded log is kept while it does not change
-log = logging.getLogger("sessionkeeper.integrations.langgraph")
 
 
 def session_thread_id(thread_id: str) -> str:
@@ -104,10 +98,8 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         self.payloads = Payloads(self.serde, BlobStore(self.keeper.store.layout.root),
                                  inline_limit=inline_limit)
         self._under_way = UnderWay()
-        # folded logs of threads, each valid while (newest session, its size) is unchanged
-        self._histories: OrderedDict[str, tuple[tuple[str, int], Any]] = OrderedDict()
-        self._states: OrderedDict[str, tuple[tuple[str, int], Any]] = OrderedDict()
-        self._caches_guard = threading.Lock()
+        self.log = GraphLog(self.keeper, self.live, self.payloads, serde=self.serde,
+                            durability=self.durability)
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -171,7 +163,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
             session = self._session(sk, thread, config)
             entry = session.state.get(Checkpoints).newest(ns)
             if entry is None or entry["id"] != checkpoint_id:  # an older checkpoint: rare
-                entry = self._history(sk).namespaces.get(ns, {}).get(checkpoint_id)
+                entry = self.log.history(sk).namespaces.get(ns, {}).get(checkpoint_id)
             known = {(w[0], w[1]) for w in entry["writes"]} if entry else set()
             # a re-delivered regular write is dropped (the first stands); special ones replace
             rows = [list(row) for row in encoded
@@ -253,13 +245,13 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         """The checkpoint named by the config, or its namespace's newest; None when absent."""
         thread, ns, checkpoint_id = _keys(config)
         sk = session_thread_id(thread)
-        entry = self._newest(sk, ns)
+        entry = self.log.newest(sk, ns)
         if entry is not None and checkpoint_id in (None, entry["id"]):
-            return self._tuple(thread, ns, entry)
+            return self.log.tuple_of(thread, ns, entry)
         if checkpoint_id is None or entry is None:
             return None
-        found = self._history(sk).namespaces.get(ns, {}).get(checkpoint_id)
-        return self._tuple(thread, ns, found) if found else None
+        found = self.log.history(sk).namespaces.get(ns, {}).get(checkpoint_id)
+        return self.log.tuple_of(thread, ns, found) if found else None
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None,
@@ -275,7 +267,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         before_id = get_checkpoint_id(before) if before else None
         chosen: list[tuple[str, str, Entry]] = []
         for sk in threads:
-            history = self._history(sk)
+            history = self.log.history(sk)
             for ns, entries in history.namespaces.items():
                 if ns_only is not None and ns != ns_only:
                     continue
@@ -285,88 +277,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                            and all(e["metadata"].get(k) == v for k, v in (filter or {}).items())]
         chosen.sort(key=lambda item: item[2]["id"], reverse=True)
         for ns, thread_id, entry in chosen[:limit] if limit is not None else chosen:
-            yield self._tuple(entry.get("thread") or thread_id, ns, entry)
-
-    def _newest(self, sk: str, ns: str) -> Entry | None:
-        """The newest checkpoint of a namespace: the live state, else the log's latest snapshot
-        and tail (folded once per state of the log)."""
-        with self.live.lock(sk):
-            session = self.live.session(sk)
-            if session is not None:
-                entry = session.state.get(Checkpoints).newest(ns)
-                return {**entry, "writes": list(entry["writes"])} if entry else None
-            key = self._log_key(sk, None)
-            if key is None:
-                return None
-            cached = self._cached(self._states, sk, key)
-            if cached is None:
-                cached = self.keeper.replay(sk).state.get(Checkpoints).latest
-                self._cache(self._states, sk, key, cached)
-        return cached.get(ns)
-
-    def _history(self, sk: str) -> History:
-        """Every checkpoint of a thread, folded from its whole log (once per state of the log)."""
-        with self.live.lock(sk):
-            session = self.live.session(sk)
-            if session is not None and self.durability is Durability.NONE:
-                session.flush()
-            key = self._log_key(sk, session)
-            if key is None:
-                return History()
-            cached = self._cached(self._histories, sk, key)
-            if cached is not None:
-                return cached
-            rollouts = self.keeper.store.read_thread(sk, full=True)
-        damaged = [d for r in rollouts for d in r.damage]
-        if damaged:
-            log.warning("thread %s: %d damaged line(s) skipped while reading checkpoints",
-                        sk, len(damaged))
-        history = fold_history([record for rollout in rollouts for record in rollout.records])
-        self._cache(self._histories, sk, key, history)
-        return history
-
-    def _log_key(self, sk: str, session: Session | None) -> tuple[str, int] | None:
-        """(newest session, its size): what a folded log is valid for; None for no thread."""
-        row = self.keeper.store.thread_row(sk)
-        if row is None or row.latest_session is None:
-            return None
-        if session is not None and session.session_id == row.latest_session:
-            return row.latest_session, session.writer.recorder.size
-        return row.latest_session, os.stat(self.keeper.store.session_path(row.latest_session)).st_size
-
-    def _cached(self, cache: OrderedDict[str, tuple[tuple[str, int], Any]], sk: str,
-                key: tuple[str, int]) -> Any:
-        with self._caches_guard:
-            found = cache.get(sk)
-            if found is None or found[0] != key:
-                return None
-            cache.move_to_end(sk)
-            return found[1]
-
-    def _cache(self, cache: OrderedDict[str, tuple[tuple[str, int], Any]], sk: str,
-               key: tuple[str, int], value: Any) -> None:
-        with self._caches_guard:
-            cache[sk] = (key, value)
-            cache.move_to_end(sk)
-            while len(cache) > _CACHED_THREADS:
-                cache.popitem(last=False)
-
-    def _tuple(self, thread: str, ns: str, entry: Entry) -> CheckpointTuple:
-        kind, hexed = entry["checkpoint"]
-        checkpoint = self.serde.loads_typed((kind, bytes.fromhex(hexed)))
-        checkpoint["channel_values"] = {ch: self.payloads.decode(p)
-                                        for ch, _, p in entry["channels"] if not is_empty(p)}
-        writes = sorted(entry["writes"], key=lambda w: writes_sort_key(w[4], w[0], w[1]))
-        config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ns,
-                                                   "checkpoint_id": entry["id"]}}
-        parent: RunnableConfig | None = None
-        if entry.get("parent"):
-            parent = {"configurable": {"thread_id": thread, "checkpoint_ns": ns,
-                                       "checkpoint_id": entry["parent"]}}
-        return CheckpointTuple(config=config, checkpoint=checkpoint,
-                               metadata=copy.deepcopy(entry["metadata"]), parent_config=parent,
-                               pending_writes=[(w[0], w[2], self.payloads.decode(w[3]))
-                                               for w in writes])
+            yield self.log.tuple_of(entry.get("thread") or thread_id, ns, entry)
 
     # ---- deleting, copying, pruning ---------------------------------------------------------
 
@@ -379,7 +290,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread, in order, onto another thread."""
-        history = self._history(session_thread_id(source_thread_id))
+        history = self.log.history(session_thread_id(source_thread_id))
         target = str(target_thread_id)
         records = restated_records(history, thread=target)
         if records:
@@ -399,7 +310,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                 self.delete_thread(thread_id)
                 continue
             sk = session_thread_id(thread_id)
-            history = self._history(sk)
+            history = self.log.history(sk)
             keep = {e["id"] for e in history.latest.values()}
 
             def superseded(entry: Entry, keep: set[str] = keep) -> bool:
@@ -413,7 +324,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         if not runs:
             return
         for sk in list(graph_threads(self.keeper.store, AGENT)):
-            history = self._history(sk)
+            history = self.log.history(sk)
             if history.thread is not None:
                 self._remove(sk, history.thread, history,
                              lambda e: str(e["metadata"].get("run_id")) in runs,
