@@ -20,6 +20,9 @@ from .schema import (
     Cost,
     Event,
     FileChange,
+    GraphCheckpoint,
+    GraphRemoved,
+    GraphWrites,
     Lifecycle,
     Message,
     ModelChanged,
@@ -29,6 +32,7 @@ from .schema import (
     Snapshot,
     Title,
     Todo,
+    Transcript,
     Verifier,
 )
 
@@ -36,6 +40,7 @@ AnyEvent = Annotated[
     Union[  # noqa: UP007 - pydantic discriminated unions read best this way
         SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
         Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
+        GraphCheckpoint, GraphWrites, GraphRemoved, Transcript,
     ],
     Field(discriminator="type"),
 ]
