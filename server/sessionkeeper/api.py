@@ -26,6 +26,7 @@ from . import ids
 from .content_actions import ContentActions
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
+from .journals import Journals
 from .recovery.advice import advise, head_moved
 from .recovery.assess import assess
 from .recovery.baseline import capture, current_workspace, find_moved, identity_of
@@ -49,7 +50,7 @@ from .store.store import Store
 Progress = Callable[[int, int], None]
 
 
-class Keeper(ContentActions):
+class Keeper(ContentActions, Journals):
     """One store, its hooks and its defaults; creates, resumes and forks sessions.
 
     Content settings: files over `content_limit_bytes` are kept by hash only, secret-named files
@@ -93,12 +94,14 @@ class Keeper(ContentActions):
     def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
               permissions: Permissions | dict[str, Any] | None = None,
               model: str | None = None, agent: str | None = None,
-              thread_id: str | None = None, baseline: bool = True) -> Session:
+              thread_id: str | None = None, baseline: bool = True,
+              lock: BaseFileLock | None = None, reason: str = "new thread") -> Session:
         """Start a new thread in `workspace`: capture its git baseline, record session_meta.
 
         `agent` names a framework recording through Session Keeper (listed as such); `thread_id`
         gives the new thread a chosen id (a validated UUID no other thread has); `baseline=False`
-        records none (a framework thread that names no workspace of its own).
+        records none (a framework thread that names no workspace of its own); `lock`: the new
+        thread's writer lock when the caller already holds it; `reason`: of the startup record.
         """
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
@@ -110,8 +113,8 @@ class Keeper(ContentActions):
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
             source="startup", agent=agent,
         )
-        session = self._open(meta, first_seq=0, state=SessionState())
-        session.transition("startup", "new thread")
+        session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
+        session.transition("startup", reason)
         session.see_workspace()  # files already changed at start: their content before the agent
         return session
 

@@ -116,3 +116,46 @@ def worktree(thread: Replayed) -> Worktree:
 def history(thread: Replayed) -> FileHistory:
     """The file-history subsystem of a replayed thread."""
     return cast(FileHistory, thread.state["file_history"])
+
+
+def claude_home(repo: Path, home: Path, *, branch: str | None = None,
+                session: str | None = None) -> Path:
+    """A CLAUDE_CONFIG_DIR whose one transcript (the generator's session) ran in the real `repo`."""
+    gen = generator()
+    transcript = gen.Transcript(cwd=str(repo), branch=branch or _branch(repo),
+                                session=session or gen.CLAUDE_SESSION)
+    path = home / "projects" / ("-" + str(repo).strip("/").replace("/", "-")) / \
+        f"{transcript.session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gen.dump(gen.claude_lines(transcript)))
+    return home
+
+
+def codex_home(repo: Path, home: Path, *, thread: str | None = None) -> Path:
+    """A CODEX_HOME whose one rollout (the generator's thread) was created in the real `repo`."""
+    import subprocess
+
+    gen = generator()
+    lines = gen.codex_lines(str(repo))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    lines[0]["payload"]["git"] = {"commit_hash": head, "branch": _branch(repo)}
+    name = gen.CODEX_NAME
+    if thread is not None:
+        for line in lines:
+            payload = line["payload"]
+            for key in ("id", "session_id", "thread_id"):
+                if payload.get(key) == gen.CODEX_THREAD:
+                    payload[key] = thread
+        name = name.replace(gen.CODEX_THREAD, thread)
+    path = home / "sessions/2026/11/28" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gen.dump(lines))
+    return home
+
+
+def _branch(repo: Path) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "branch", "--show-current"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip()

@@ -1,0 +1,162 @@
+"""Session Keeper's own journal of an agent session: where the agents' hooks record, and its reading.
+
+A journal is a native thread whose thread id is the agent's session id, kept in a store of its
+own at `<store>/journals/<agent>/` (rollouts, locks, index and blobs of its own). So it is never
+listed as a thread, and the main store's fsck, reindex and gc never see it (gc cannot drop a
+journal's blobs). Its records are ordinary ones, validated and redacted like any: `baseline` (a
+real git baseline with its SHA), `lifecycle`, `operation`, `file_change` (content in the journal
+store's blobs), `permissions`, `model`, `todo`, `verifier`. The agent-thread check merges them
+with the agent's log (`recovery.sources`) and prefers them: they are exact.
+
+Invariants: one writer per journal (the thread lock), taken with a short wait because an agent
+may run several hooks at once; a journal is created only under that lock, after checking again
+that no other process created it meanwhile, so it never gets two first sessions.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, cast
+
+from . import ids
+from .errors import InvalidId, InvalidWorkspace, ThreadBusy, UnknownThread
+from .store.layout import ensure_private_dir
+
+if TYPE_CHECKING:
+    from .api import Keeper
+    from .events import Durability
+    from .recovery.replay import Replayed
+    from .schema import ClientInfo
+    from .session import Session, SessionPolicy
+    from .store.reader import Rollout
+    from .store.store import Store
+
+JOURNALS = "journals"
+"""The folder of the journal stores inside a store."""
+WAIT_S = 5.0
+"""How long `journal()` waits for a journal another hook process holds open."""
+_AGENT_NAMES = ("codex", "claude")
+
+
+def journal_root(store_root: os.PathLike[str] | str, agent: str) -> str:
+    """Where the journals of `agent` live in a store."""
+    return os.path.join(os.fspath(store_root), JOURNALS, _agent_name(agent))
+
+
+def _agent_name(agent: str) -> str:
+    """A known agent's name (it becomes part of a path); InvalidId otherwise."""
+    from . import agents
+
+    if not isinstance(agent, str) or agent not in agents.names():
+        raise InvalidId(f"unknown agent {agent!r}: expected one of {agents.names()}")
+    return agent
+
+
+def _session_id(raw: object) -> str:
+    """The agent's session id in canonical form (a UUID, as both agents write them)."""
+    from .agents.base import canonical_uuid
+
+    found = canonical_uuid(raw)
+    if found is None:
+        raise InvalidId(f"invalid agent session id {str(raw)[:60]!r}: expected a UUID")
+    return ids.thread_id(found)
+
+
+class Journals:
+    """Mixin of `Keeper`: the journals of agent sessions (needs store, read_only and defaults)."""
+
+    read_only: bool
+    durability: Durability
+    policy: SessionPolicy
+    client: ClientInfo
+
+    @property
+    def store(self) -> Store:  # provided by Keeper
+        raise NotImplementedError
+
+    def journal_keeper(self, agent: str) -> Keeper:
+        """The Keeper of `agent`'s journal store (for reading, diffs and rewinds of a journal)."""
+        cache: dict[str, Keeper] = self.__dict__.setdefault("_journal_keepers", {})
+        name = _agent_name(agent)
+        if name not in cache:
+            root = journal_root(self.store.layout.root, name)
+            if not self.read_only:
+                ensure_private_dir(self.store.layout.root / JOURNALS, within=self.store.layout.root)
+            make = cast("type[Keeper]", type(self))  # the Keeper this mixin is part of
+            cache[name] = make(root, durability=self.durability, redact=self.policy.redact,
+                                 client=self.client, read_only=self.read_only,
+                                 content_limit_bytes=self.policy.content_limit_bytes,
+                                 allow_secret_files=self.policy.allow_secret_files)
+        return cache[name]
+
+    def journal(self, agent: str, agent_session_id: str, *,
+                workspace: str | os.PathLike[str] | None = None,
+                wait_s: float = WAIT_S) -> Session:
+        """The writable journal of an agent session: re-opened to append, else created.
+
+        Creating needs `workspace` (the session's cwd): its git baseline is captured into the
+        journal's session_meta and the files already changed there are kept as `seen`. Waits up
+        to `wait_s` while another process holds the journal (then ThreadBusy). Close the session
+        (or use it as a context manager) to release it.
+        """
+        thread = _session_id(agent_session_id)
+        sub = self.journal_keeper(agent)
+        deadline = time.monotonic() + wait_s
+        pause = 0.005
+        while True:
+            try:
+                return _open(sub, agent, thread, workspace)
+            except ThreadBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+
+    def journal_rollouts(self, agent: str, agent_session_id: str) -> list[Rollout]:
+        """Every rollout of an agent session's journal, read in full, oldest first ([] when none)."""
+        thread = _session_id(agent_session_id)
+        if not os.path.isdir(journal_root(self.store.layout.root, agent)):
+            return []
+        sub = self.journal_keeper(agent)
+        try:
+            return sub.store.read_thread(thread, full=True)
+        except UnknownThread:
+            return []
+
+    def read_journal(self, agent: str, agent_session_id: str) -> Replayed | None:
+        """An agent session's journal folded on its own, or None when there is none."""
+        from .recovery.replay import replay
+
+        rollouts = self.journal_rollouts(agent, agent_session_id)
+        return replay(rollouts, agent=agent) if rollouts else None
+
+
+def _open(sub: Keeper, agent: str, thread: str, workspace: str | os.PathLike[str] | None) -> Session:
+    """Attach to the journal's newest session, or create the journal (under its lock)."""
+    newest = _newest(sub, thread)
+    if newest is not None:
+        return sub.attach(newest)
+    lock = sub.store.lock_thread(thread, purpose="start its journal")
+    try:
+        if _newest(sub, thread) is not None:  # created by another process meanwhile
+            lock.release()
+            return _open(sub, agent, thread, workspace)
+        if workspace is None:
+            raise InvalidWorkspace(f"the journal of {agent} session {thread} does not exist yet: "
+                                   "name the session's workspace to create it")
+        session = sub.start(workspace, thread_id=thread, agent=agent, lock=lock,
+                            reason=f"journal of {agent} session {thread}")
+    except BaseException:
+        if lock.is_locked:
+            lock.release()
+        raise
+    return session
+
+
+def _newest(sub: Keeper, thread: str) -> str | None:
+    """The newest session of a journal thread, or None when it has none."""
+    try:
+        return sub.store.thread_sessions(thread)[-1].session_id
+    except UnknownThread:
+        return None
