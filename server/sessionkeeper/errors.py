@@ -194,3 +194,18 @@ class AgentLogUnreadable(StoreDamaged):
     """An agent's log file (Codex, Claude Code) vanished or cannot be opened; the others are read."""
 
     name = "agent_log_unreadable"
+
+
+class HookInputInvalid(InvalidEvent):
+    """What an agent's hook sent on stdin is not a hook event Session Keeper can act on."""
+
+    name = "hook_input_invalid"
+
+
+class AgentConfigInvalid(SessionKeeperError):
+    """An agent's config file (settings.json, hooks.json, config.toml) cannot be read as such;
+    it is left exactly as it is."""
+
+    exit_code = 65
+    rpc_code = -32020
+    name = "agent_config_invalid"

@@ -16,18 +16,21 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import SessionKeeperError
-from . import check, content, serve, store_commands
-from .common import emit, parser_with
-
-COMMANDS = (serve, store_commands, content)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sessionkeeper` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:  # an agent's hook: a fast start, and never argparse's exit 2
+        from ..hooks.entry import main as hook
+
+        return hook(args_list[1:])
+    from . import check, content, hooks, serve, store_commands
+    from .common import emit, parser_with
+
     if not args_list or args_list[0] in ("--stdio", "--tcp"):
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
-    parser = parser_with(COMMANDS, top=check.add_top)
+    parser = parser_with((serve, store_commands, content, hooks), top=check.add_top)
     args = parser.parse_args(args_list)
     try:
         if args.check_resume is not None:

@@ -1,0 +1,152 @@
+"""The process an agent starts for each hook: `sessionkeeper hook [--store DIR] <agent> <event>`.
+
+Invariants (the agent must never be broken by us): the exit status is always 0; stdout holds at
+most the one JSON answer; stderr at most one line of ours, never a traceback; a watchdog thread
+ends the process (exit 0, one line) when the event's hard time limit (`limits.BUDGET_S`, below
+the timeout written into the agent's config) is reached, whatever the main thread is doing;
+nothing is recorded for a call whose input is invalid. No network is ever used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import HookInputInvalid, SessionKeeperError
+from . import answers
+from .limits import BUDGET_S
+from .payload import MAX_STDIN, parse
+
+USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
+
+
+class _Watchdog:
+    """Ends the process with exit 0 and one line once the hard time limit is reached."""
+
+    def __init__(self, budget_s: float, where: str, on_timeout: Callable[[str], None]) -> None:
+        self.lock = threading.Lock()
+        self.done = False
+        self.where = where
+        self._on_timeout = on_timeout
+        self._thread = threading.Thread(target=self._run, args=(budget_s,), daemon=True)
+        self._stop = threading.Event()
+        self._thread.start()
+
+    def _run(self, budget_s: float) -> None:
+        if self._stop.wait(budget_s):
+            return
+        with self.lock:
+            if self.done:
+                return
+            self.done = True
+            line = (f"sessionkeeper hook {self.where}: gave up after {budget_s:g} s (failed open: "
+                    "the agent goes on unchecked)")
+            _line(line)
+            try:
+                self._on_timeout(line)
+            finally:
+                os._exit(0)
+
+    def finish(self) -> bool:
+        """Claim the output; False when the watchdog already ended the call."""
+        with self.lock:
+            if self.done:
+                return False
+            self.done = True
+        self._stop.set()
+        return True
+
+
+def _line(text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
+
+
+def _args(argv: list[str]) -> tuple[str | None, str, str]:
+    """(--store, agent, event) from the argv after `hook`; HookInputInvalid for anything else."""
+    rest, store = list(argv), None
+    if rest[:1] == ["--store"] and len(rest) >= 2:
+        store, rest = rest[1], rest[2:]
+    elif rest[:1] and rest[0].startswith("--store="):
+        store, rest = rest[0].split("=", 1)[1], rest[1:]
+    if len(rest) != 2:
+        raise HookInputInvalid(USAGE)
+    return store, rest[0], rest[1]
+
+
+def _stdin() -> bytes:
+    data = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
+    return data
+
+
+def main(argv: list[str]) -> int:
+    """Answer one hook call; always 0 (the agent is never told we failed by an exit status)."""
+    try:
+        store, agent, event = _args(argv)
+    except HookInputInvalid as exc:
+        _line(f"sessionkeeper hook: ignored: {exc}")
+        return 0
+    where = f"{agent} {event}"
+    root = _store_root(store)
+
+    def timed_out(line: str) -> None:
+        _note(root, agent, event, answers.nothing("failed", note=line), None)
+
+    watchdog = _Watchdog(BUDGET_S.get(event, 4.0), where, timed_out)
+    hook = None
+    try:
+        hook = parse(agent, event, _stdin())
+        from .respond import respond
+
+        answer = respond(hook, store=store)
+    except HookInputInvalid as exc:
+        answer = answers.nothing("invalid", note=f"sessionkeeper hook {where}: ignored: {exc}")
+    except SessionKeeperError as exc:
+        answer = answers.nothing("failed", note=f"sessionkeeper hook {where}: failed open "
+                                                f"({exc.name}: {exc})")
+    except Exception as exc:  # never a traceback to the agent
+        answer = answers.nothing("failed", note=f"sessionkeeper hook {where}: failed open "
+                                                f"(internal error {type(exc).__name__}: {exc})")
+    if not watchdog.finish():
+        return 0
+    _note(root, agent, event, answer, None if hook is None else hook.session_id)
+    out = answer.stdout()
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        pass
+    if answer.note:
+        _line(answer.note)
+    return 0
+
+
+def _store_root(store: str | None) -> Path | None:
+    """The store's root directory (resolved before any work, so a timeout needs no import)."""
+    try:
+        from ..store.layout import Layout
+        from . import state  # noqa: F401  (the watchdog's note needs it already imported)
+
+        return Layout(Path(store) if store else None).root
+    except Exception:
+        return None
+
+
+def _note(root: Path | None, agent: str, event: str, answer: answers.Answer,
+          session_id: str | None) -> None:
+    """Remember the call for `hooks status` (never fails the hook)."""
+    if root is None or agent not in ("claude", "codex"):
+        return
+    try:
+        from ..store import layout  # noqa: F401  (imported by _store_root already)
+        from .state import note_run
+
+        note_run(root, agent, event=event, outcome=answer.outcome, session_id=session_id,
+                 note=answer.note)
+    except Exception:  # bookkeeping only
+        return

@@ -1,0 +1,306 @@
+"""`sessionkeeper hooks install | uninstall | status`: our entries in the agents' own config.
+
+    claude  user:    $CLAUDE_CONFIG_DIR (or ~/.claude)/settings.json
+            project: <project>/.claude/settings.json
+    codex   user:    $CODEX_HOME (or ~/.codex)/hooks.json, trust in $CODEX_HOME/config.toml
+            project: <project>/.codex/hooks.json, trust in $CODEX_HOME/config.toml
+
+Merging keeps every other hook and setting (`entries`); installing twice changes nothing; the
+first change of each file is backed up in the store and `uninstall` restores it byte for byte
+when nobody changed it since (`backups`). Codex runs only trusted hooks: install trusts exactly
+our entries (`codex_trust`, unless `trust=False`); Claude Code has no hook trust. These are the
+only writes Session Keeper ever makes into an agent's config directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentConfigInvalid, InvalidWorkspace
+from . import backups, codex_trust, entries, state
+
+_HOME = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex")}
+_DIR = {"claude": ".claude", "codex": ".codex"}
+_FILE = {"claude": "settings.json", "codex": "hooks.json"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """Where one agent's hooks go: its config home, and the project for project scope."""
+
+    agent: str
+    scope: str  # user | project
+    home: Path
+    project: Path | None = None
+
+    @property
+    def hooks_file(self) -> Path:
+        """The file our hook entries go into."""
+        base = self.project / _DIR[self.agent] if self.project is not None else self.home
+        return base / _FILE[self.agent]
+
+    @property
+    def trust_file(self) -> Path | None:
+        """Codex's user config.toml, where hook trust is kept (None for Claude)."""
+        return self.home / "config.toml" if self.agent == "codex" else None
+
+    @property
+    def key(self) -> str:
+        """The name of this installation's manifest in the store."""
+        digest = hashlib.sha256(str(self.hooks_file).encode()).hexdigest()[:16]
+        return f"{self.agent}-{self.scope}-{digest}"
+
+
+def target(agent: str, *, scope: str = "user", config_dir: str | None = None,
+           project: str | None = None, env: Mapping[str, str] | None = None) -> Target:
+    """The Target of `agent` (claude | codex) for a scope, from flags, else the agent's env."""
+    if agent not in _HOME:
+        raise InvalidWorkspace(f"unknown agent {agent!r}: expected claude or codex")
+    if scope not in ("user", "project"):
+        raise InvalidWorkspace(f"unknown scope {scope!r}: expected user or project")
+    env = os.environ if env is None else env
+    var, default = _HOME[agent]
+    raw = config_dir or (env.get(var) or "").split(",")[0].strip() or default
+    home = Path(os.path.realpath(os.path.expanduser(raw)))
+    where = None
+    if scope == "project":
+        where = Path(os.path.realpath(project or os.getcwd()))
+        if not where.is_dir():
+            raise InvalidWorkspace(f"project {where} is not an existing directory")
+    return Target(agent=agent, scope=scope, home=home, project=where)
+
+
+def found(agent: str, env: Mapping[str, str] | None = None) -> bool:
+    """True when the agent seems to be on this machine (its config home or its executable)."""
+    return target(agent, env=env).home.is_dir() or shutil.which(agent) is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What install or uninstall did to one agent's config."""
+
+    agent: str
+    scope: str
+    changed: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    backup: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON-able data."""
+        return asdict(self)
+
+
+def _load_json(path: Path, data: bytes | None) -> dict[str, Any]:
+    if data is None or not data.strip():
+        return {}
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        raise AgentConfigInvalid(f"{path} is not valid JSON ({str(exc)[:80]}); left as it is") from None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("hooks", {}), dict):
+        raise AgentConfigInvalid(f"{path} does not hold a JSON object with a `hooks` object; "
+                                 "left as it is")
+    return parsed
+
+
+def _dump_json(config: dict[str, Any], original: bytes | None) -> bytes:
+    text = json.dumps(config, indent=2, ensure_ascii=False)
+    newline = original is None or original.endswith(b"\n") or not original.strip()
+    return (text + ("\n" if newline else "")).encode()
+
+
+def _commands(agent: str, *, program: list[str], store: str | None) -> dict[str, str]:
+    return {event: entries.command_for(agent, event, program=program, store=store)
+            for event in entries.EVENTS_OF[agent]}
+
+
+def _our_trust(hooks_file: Path, config: dict[str, Any], agent: str) -> dict[str, str]:
+    """{trust key: hash} of our groups as they stand in a hooks.json."""
+    out = {}
+    for event, positions in entries.ours(config, agent).items():
+        if event in codex_trust.EVENT_KEYS:
+            for n in positions:
+                group = config["hooks"][event][n]
+                out[codex_trust.trust_key(hooks_file, event, n)] = codex_trust.trust_hash(event, group)
+    return out
+
+
+def install(where: Target, *, store_root: Path, store: str | None = None,
+            program: list[str] | None = None, trust: bool = True) -> Outcome:
+    """Merge our hook entries into the agent's config (idempotent; backed up first)."""
+    manifest = backups.Manifest.load(store_root, where.key)
+    path = where.hooks_file
+    before = backups.read(path)
+    config = _load_json(path, before)
+    wanted = entries.merged(config, where.agent, _commands(where.agent, program=program or
+                                                           entries.hook_program(), store=store))
+    changed, done = [], []
+    if wanted != config:
+        created = backups.missing_dirs(path)
+        manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
+        manifest.keep_original(path, before)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _dump_json(wanted, before)
+        backups.write(path, data)
+        manifest.left(path, data)
+        changed.append(str(path))
+        done.append(f"{'installed' if not entries.ours(config, where.agent) else 'updated'} "
+                    f"{len(entries.EVENTS_OF[where.agent])} hooks in {path}")
+    else:
+        done.append(f"already installed in {path}")
+    notes: list[str] = []
+    if where.agent == "codex":
+        done += _trust(where, wanted, manifest, changed, trust=trust)
+        notes += _codex_notes(where)
+    backup = manifest.backup_of(path)
+    return Outcome(agent=where.agent, scope=where.scope, changed=changed, done=done,
+                   backup=str(backup) if backup else (str(manifest.directory)
+                                                      if manifest.exists else None), notes=notes)
+
+
+def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, changed: list[str],
+           *, trust: bool) -> list[str]:
+    trust_file = where.trust_file
+    assert trust_file is not None
+    if not trust:
+        return ["hook trust left to you: review the hooks in Codex (/hooks) before they run"]
+    ours = _our_trust(where.hooks_file, config, where.agent)
+    before = backups.read(trust_file)
+    text = (before or b"").decode("utf-8")
+    state_now = codex_trust.trust_of(text)
+    if all(state_now.get(k, {}).get("trusted_hash") == h for k, h in ours.items()):
+        return [f"our {len(ours)} hooks already trusted in {trust_file}"]
+    data = codex_trust.with_trust(text, ours).encode()
+    created = backups.missing_dirs(trust_file)
+    manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
+    manifest.keep_original(trust_file, before)
+    trust_file.parent.mkdir(parents=True, exist_ok=True)
+    backups.write(trust_file, data)
+    manifest.left(trust_file, data)
+    changed.append(str(trust_file))
+    return [f"trusted our {len(ours)} hooks in {trust_file} (as Codex's /hooks review does)"]
+
+
+def _codex_notes(where: Target) -> list[str]:
+    text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
+        if where.trust_file else ""
+    return codex_trust.notes_of(text, project=str(where.project) if where.project else None)
+
+
+def uninstall(where: Target, *, store_root: Path) -> Outcome:
+    """Take our entries out again: files nobody changed since are restored byte for byte."""
+    manifest = backups.Manifest.load(store_root, where.key)
+    path = where.hooks_file
+    now = backups.read(path)
+    config = _load_json(path, now)
+    edits: list[tuple[Path, Callable[[bytes], bytes | None]]] = [
+        (path, lambda data: _strip_json(path, data, where.agent))]
+    if where.trust_file is not None:
+        keys, moves = set(_our_trust(path, config, where.agent)), _moves(path, config)
+        edits.append((where.trust_file, lambda data: codex_trust.without_trust(
+            data.decode("utf-8"), keys, moves=moves).encode()))
+    done, changed = [], []
+    for file, strip in edits:
+        line = _undo(file, manifest, strip)
+        if line is not None:
+            done.append(line)
+            changed.append(str(file))
+    if not changed:
+        done.append(f"nothing of ours in {path}")
+    manifest.remove_created_dirs()
+    manifest.discard()
+    return Outcome(agent=where.agent, scope=where.scope, changed=changed, done=done)
+
+
+def _strip_json(path: Path, data: bytes, agent: str) -> bytes | None:
+    """A hooks file without our groups (None when it holds none)."""
+    config = _load_json(path, data)
+    if not entries.ours(config, agent):
+        return None
+    return _dump_json(entries.without_ours(config, agent), data)
+
+
+def _undo(file: Path, manifest: backups.Manifest,
+          strip: Callable[[bytes], bytes | None]) -> str | None:
+    """Restore one file from its backup when it holds what we left, else strip our entries."""
+    if str(file) in manifest.files and manifest.unchanged_since_install(file):
+        return manifest.restore(file)
+    now = backups.read(file)
+    data = strip(now) if now is not None else None
+    if data is None or data == now:
+        return None
+    backups.write(file, data)
+    return (f"removed our entries from {file} (it changed since the install, so only they were "
+            "taken out)")
+
+
+def _moves(path: Path, config: dict[str, Any]) -> dict[str, str]:
+    """Trust keys of other groups that move up when ours are removed: {old key: new key}."""
+    moves = {}
+    for event, groups in (config.get("hooks") or {}).items():
+        if event not in codex_trust.EVENT_KEYS or not isinstance(groups, list):
+            continue
+        new = 0
+        for n, group in enumerate(groups):
+            if entries.is_ours(group, "codex", event):
+                continue
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h in range(len(handlers) if isinstance(handlers, list) else 0):
+                if n != new:
+                    moves[codex_trust.trust_key(path, event, n, h)] = \
+                        codex_trust.trust_key(path, event, new, h)
+            new += 1
+    return moves
+
+
+def status(where: Target, *, store_root: Path) -> dict[str, Any]:
+    """Whether the hooks are installed (per event), trusted, and when they last ran."""
+    path = where.hooks_file
+    data = backups.read(path)
+    notes: list[str] = []
+    try:
+        config = _load_json(path, data)
+    except AgentConfigInvalid as exc:
+        config, notes = {}, [str(exc)]
+    mine = entries.ours(config, where.agent)
+    events = {e: ("installed" if e in mine else "missing") for e in entries.EVENTS_OF[where.agent]}
+    commands = sorted({config["hooks"][e][n]["hooks"][0]["command"]
+                       for e, ns in mine.items() for n in ns})
+    for command in commands:
+        program = shlex.split(command)[0]
+        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+            notes.append(f"the hook command {program} does not exist (moved virtualenv?): "
+                         "run `sessionkeeper hooks install` again")
+    trusted: bool | None = None
+    trust: dict[str, str] = {}
+    if where.agent == "codex":
+        text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
+            if where.trust_file else ""
+        stored = codex_trust.trust_of(text)
+        for key, digest in _our_trust(path, config, where.agent).items():
+            entry = stored.get(key) or {}
+            trust[key] = ("disabled" if entry.get("enabled") is False else
+                          "trusted" if entry.get("trusted_hash") == digest else
+                          "modified" if entry.get("trusted_hash") else "untrusted")
+        trusted = bool(trust) and all(v == "trusted" for v in trust.values())
+        notes += codex_trust.notes_of(text, project=str(where.project) if where.project else None)
+    elif config.get("disableAllHooks") is True:
+        notes.append(f"disableAllHooks is true in {path}: Claude Code runs no hooks")
+    runs = state.runs_of(store_root, where.agent)
+    manifest = backups.Manifest.load(store_root, where.key)
+    return {"agent": where.agent, "scope": where.scope, "found": found(where.agent),
+            "config_dir": str(where.home), "hooks_file": str(path),
+            "installed": bool(mine) and all(v == "installed" for v in events.values()),
+            "events": events, "commands": commands, "trusted": trusted, "trust": trust,
+            "last_run": runs.get("last"), "last_failure": runs.get("last_failure"),
+            "calls": runs.get("calls", 0),
+            "backup": str(manifest.directory) if manifest.exists else None, "notes": notes}

@@ -1,0 +1,136 @@
+"""What an agent's hook sends on stdin, parsed and checked into one frozen `HookInput`.
+
+Both agents send one JSON object (`../shared` recipe §1.5, §2.4, §6): the session id, the
+transcript path, the cwd and the event's name, plus per event the SessionStart `source`, the
+prompt, the tool call (`tool_use_id` — Codex sends its `call_id` there — `tool_name`,
+`tool_input`, `tool_response`), the compaction `trigger`, the SessionEnd `reason`. Everything
+else is ignored. Invariant: a `HookInput` names a known agent and event, a canonical lowercase
+UUID session id and an absolute cwd; anything else is a HookInputInvalid saying exactly what is
+wrong, and nothing is recorded for it. Stdlib only (json, re): the hook is a CLI start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import HookInputInvalid
+
+AGENTS = ("claude", "codex")
+"""The agents whose hooks Session Keeper answers."""
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
+          "PostCompact", "SessionEnd")
+"""The hook events Session Keeper answers (Codex has no SessionEnd)."""
+START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+"""SessionStart's `source` values (Claude reports a fork as `fork` since v2.1.214)."""
+MAX_STDIN = 32 << 20
+"""Bytes of stdin read at most (a PostToolUse of a large tool result stays below this)."""
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CALL = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookInput:
+    """One hook call, checked: who calls, for which session and where, and the event's fields."""
+
+    agent: str
+    event: str
+    session_id: str
+    """The agent's session id (canonical lowercase UUID): the key of Session Keeper's journal."""
+    cwd: str
+    """The directory the agent runs in (absolute)."""
+    transcript_path: str | None = None
+    source: str | None = None
+    """SessionStart: startup, resume, clear, compact or fork."""
+    prompt: str | None = None
+    """UserPromptSubmit: what the user typed."""
+    tool_use_id: str | None = None
+    """Pre/PostToolUse: the agent's id of the call (Claude `toolu_…`, Codex `call_…`)."""
+    tool_name: str | None = None
+    tool_input: Any = None
+    tool_response: Any = None
+    trigger: str | None = None
+    """Pre/PostCompact: manual or auto."""
+    reason: str | None = None
+    """SessionEnd: why the session ended."""
+    model: str | None = None
+    permission_mode: str | None = None
+
+
+def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+    """A string field; a required one must be a non-empty string, an optional one that is not a
+    string is left out (informational fields never make a call invalid)."""
+    value = data.get(key)
+    if not required:
+        return value if isinstance(value, str) else None
+    if value is None:
+        raise HookInputInvalid(f"field {key!r} is missing")
+    if not isinstance(value, str):
+        raise HookInputInvalid(f"field {key!r} is not a string ({type(value).__name__})")
+    if not value:
+        raise HookInputInvalid(f"field {key!r} is empty")
+    return value
+
+
+def session_id_of(raw: object) -> str:
+    """The canonical lowercase form of a hook's session id; HookInputInvalid if it is no UUID."""
+    if not isinstance(raw, str) or not _UUID.fullmatch(raw):
+        shown = repr(raw) if len(repr(raw)) <= 60 else repr(raw)[:57] + "..."
+        raise HookInputInvalid(f"session_id {shown} is not a UUID")
+    return raw.lower()
+
+
+def parse(agent: str, event: str, raw: bytes) -> HookInput:
+    """The HookInput of one call of `agent`'s `event` hook with `raw` on stdin."""
+    if agent not in AGENTS:
+        raise HookInputInvalid(f"unknown agent {agent!r}: expected one of {', '.join(AGENTS)}")
+    if event not in EVENTS:
+        raise HookInputInvalid(f"unknown event {event!r}: expected one of {', '.join(EVENTS)}")
+    if len(raw) > MAX_STDIN:
+        raise HookInputInvalid(f"stdin holds more than {MAX_STDIN} bytes")
+    if not raw.strip():
+        raise HookInputInvalid("stdin is empty: expected the hook's JSON object")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise HookInputInvalid(f"stdin is not JSON ({str(exc)[:80]})") from None
+    if not isinstance(data, dict):
+        raise HookInputInvalid(f"stdin is JSON {type(data).__name__}, not an object")
+    named = data.get("hook_event_name")
+    if named is not None and named != event:
+        raise HookInputInvalid(f"hook_event_name {str(named)[:40]!r} is not the event {event!r} "
+                               "this hook is installed for")
+    cwd = _text(data, "cwd", required=True)
+    assert cwd is not None
+    if not os.path.isabs(cwd) or "\0" in cwd:
+        raise HookInputInvalid(f"cwd {cwd[:80]!r} is not an absolute path")
+    fields: dict[str, Any] = {
+        "agent": agent, "event": event, "session_id": session_id_of(data.get("session_id")),
+        "cwd": cwd, "transcript_path": _text(data, "transcript_path"),
+        "model": _text(data, "model"), "permission_mode": _text(data, "permission_mode"),
+    }
+    if event == "SessionStart":
+        source = _text(data, "source", required=True)
+        if source not in START_SOURCES:
+            raise HookInputInvalid(f"source {str(source)[:40]!r} is not one of "
+                                   f"{', '.join(START_SOURCES)}")
+        fields["source"] = source
+    elif event == "UserPromptSubmit":
+        fields["prompt"] = _text(data, "prompt") or ""
+    elif event in _TOOL_EVENTS:
+        call = _text(data, "tool_use_id", required=True)
+        if not _CALL.fullmatch(str(call)):
+            raise HookInputInvalid(f"tool_use_id {str(call)[:70]!r} is not 1-64 characters of "
+                                   "[A-Za-z0-9_-]")
+        fields.update(tool_use_id=call, tool_name=_text(data, "tool_name", required=True),
+                      tool_input=data.get("tool_input"), tool_response=data.get("tool_response"))
+    elif event in ("PreCompact", "PostCompact"):
+        fields["trigger"] = _text(data, "trigger")
+    elif event == "SessionEnd":
+        fields["reason"] = _text(data, "reason")
+    return HookInput(**fields)

@@ -1,0 +1,201 @@
+"""What each hook event does: record into the agent session's journal, check, answer.
+
+    SessionStart startup|clear|compact|fork   lifecycle + a real git baseline in the journal
+    SessionStart resume                       the resume check of the journal against the cwd:
+                                              ok → context; drift → context + user line
+                                              (block-on-drift: as blocked); blocked → Codex stops,
+                                              Claude is gated (its prompts are blocked)
+    UserPromptSubmit                          the gate (and its acknowledgement prompt)
+    PreToolUse / PostToolUse                  operation started / committed, file versions
+    PreCompact / PostCompact / SessionEnd     lifecycle records
+
+The journal is `Keeper.journal(agent, session id)`: Session Keeper's own native records of the
+agent session, which the agent-thread check prefers over what the agent's log reconstructs.
+Invariants: the verdict is the recovery contract's (`check_resume` of the journal thread; the
+digest only proves `ok` faster, `digest`); the policy only decides what a drift verdict does; a
+gate that cannot be read never blocks; every journal write leaves a fresh digest (or none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import answers, digest, state, telling
+from .payload import HookInput
+from .policy import policy_for
+
+if TYPE_CHECKING:
+    from ..api import Keeper
+    from ..events import Source
+    from ..recovery.report import Report
+    from ..session import Session
+
+_JOURNAL_WAIT_S = 3.0
+
+
+def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
+    """The answer to one hook call (its records written before it returns)."""
+    setting = policy_for(hook.cwd)
+    if setting.policy == "off":
+        return answers.nothing("off")
+    root = _root(store)
+    if hook.event == "UserPromptSubmit":
+        return _prompt(hook, root, store)
+    if hook.event == "SessionStart" and hook.source == "resume":
+        return _resume(hook, store, root, block_drift=setting.policy == "block-on-drift",
+                       note=setting.note)
+    keeper = _keeper(store)
+    if hook.event == "SessionStart":
+        return _start(hook, keeper, root)
+    if hook.event in ("PreToolUse", "PostToolUse"):
+        from .tools import record_tool
+
+        with _writing(keeper, hook, root) as journal:
+            record_tool(journal, hook)
+        return answers.nothing("recorded")
+    source: Source = "shutdown" if hook.event == "SessionEnd" else "compact"
+    detail = hook.reason if hook.event == "SessionEnd" else hook.trigger
+    with _writing(keeper, hook, root) as journal:
+        journal.transition(source, f"{hook.agent} {hook.event}" + (f" ({detail})" if detail else ""))
+    return answers.nothing("recorded")
+
+
+def _root(store: str | None) -> Path:
+    from ..store.layout import Layout
+
+    return Layout(store).root
+
+
+def _keeper(store: str | None) -> Keeper:
+    from ..api import Keeper
+    from ..schema import ClientInfo
+
+    return Keeper(store, client=ClientInfo(name="sessionkeeper-hook"))
+
+
+@contextlib.contextmanager
+def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
+    """The agent session's journal, open for writing (created in the hook's cwd if new): what
+    earlier hooks deferred is written first, and a fresh digest is left after it is closed."""
+    journal = keeper.journal(hook.agent, hook.session_id,
+                             workspace=hook.cwd if os.path.isdir(hook.cwd) else None,
+                             wait_s=_JOURNAL_WAIT_S)
+    try:
+        for record in state.take_deferred(root, hook.agent, hook.session_id):
+            journal.transition(record["source"], f"{record.get('reason', '')} (at {record.get('at')})",
+                               decision=record.get("decision"))
+        yield journal
+    finally:
+        journal.close()
+    _remember(keeper, hook, root)
+
+
+def _remember(keeper: Keeper, hook: HookInput, root: Path) -> None:
+    """Leave the digest of the journal as it now stands (none when it cannot vouch for it)."""
+    from ..errors import SessionKeeperError
+
+    try:
+        taken = digest.take(keeper.journal_keeper(hook.agent).replay(hook.session_id))
+    except (SessionKeeperError, OSError, ValueError):
+        taken = None
+    with contextlib.suppress(OSError, SessionKeeperError):
+        digest.save(root, hook.agent, hook.session_id, taken)
+
+
+def _has_journal(keeper: Keeper, hook: HookInput) -> bool:
+    return bool(keeper.journal_rollouts(hook.agent, hook.session_id))
+
+
+def _start(hook: HookInput, keeper: Keeper, root: Path) -> answers.Answer:
+    """A new start, clear, compaction or fork: lifecycle and a fresh baseline."""
+    existed = _has_journal(keeper, hook)
+    with _writing(keeper, hook, root) as journal:
+        if existed or hook.source != "startup":
+            journal.transition(hook.source or "startup",  # type: ignore[arg-type]  # a Source
+                               f"{hook.agent} SessionStart ({hook.source})")
+        if existed:
+            _refresh(journal, hook)
+    return answers.nothing("recorded")
+
+
+def _refresh(journal: Session, hook: HookInput) -> None:
+    from .tools import refresh_baseline
+
+    refresh_baseline(journal, hook.cwd)
+
+
+def _resume(hook: HookInput, store: str | None, root: Path, *, block_drift: bool,
+            note: str | None) -> answers.Answer:
+    known = digest.load(root, hook.agent, hook.session_id)
+    if known is not None and digest.proves_ok(known, hook.cwd):
+        state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
+        state.defer(root, hook.agent, hook.session_id, {"source": "resume", "reason": "verified: ok"})
+        return answers.context("SessionStart", telling.verified_digest(known), outcome="ok",
+                               message=note)
+    keeper = _keeper(store)
+    if not _has_journal(keeper, hook):
+        if not os.path.isdir(hook.cwd):
+            return answers.nothing("unchecked", note=f"no journal of this session and its cwd "
+                                                     f"{hook.cwd} is gone: nothing checked")
+        with _writing(keeper, hook, root) as journal:
+            journal.transition("resume", f"{hook.agent} SessionStart (resume): first record of it")
+        return answers.context("SessionStart", telling.first_record("a resume"), outcome="recorded")
+    report = _check(keeper, hook)
+    state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
+    stops = report.verdict == "blocked" or (report.verdict == "drift" and block_drift)
+    if stops and not state.take_pass(root, hook.agent, hook.session_id):
+        return _stop(hook, keeper, root, report, why="blocked" if report.verdict == "blocked"
+                     else "drift, and the policy is block-on-drift")
+    if report.verdict == "ok":
+        _continue(keeper, hook, root, decision=None, reason="verified: ok", baseline=False)
+        return answers.context("SessionStart", telling.verified(report), outcome="ok",
+                               message=note)
+    text, message = telling.changed(report)
+    _continue(keeper, hook, root, decision="continue",
+              reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"),
+              baseline=True)
+    return answers.context("SessionStart", text, message=message, outcome=report.verdict)
+
+
+def _check(keeper: Keeper, hook: HookInput) -> Report:
+    """The resume check of the journal thread against the hook's cwd (nothing written)."""
+    return keeper.journal_keeper(hook.agent).check_resume(hook.session_id, workspace=hook.cwd)
+
+
+def _continue(keeper: Keeper, hook: HookInput, root: Path, *, decision: str | None, reason: str,
+              baseline: bool) -> None:
+    """Record that the session goes on here (and the baseline it goes on from)."""
+    with _writing(keeper, hook, root) as journal:
+        journal.transition("resume", reason, decision=decision)
+        if baseline:
+            _refresh(journal, hook)
+
+
+def _stop(hook: HookInput, keeper: Keeper, root: Path, report: Report, *,
+          why: str) -> answers.Answer:
+    reason, context = telling.refused(report, agent=hook.agent, session_id=hook.session_id, why=why)
+    if hook.agent == "claude":
+        state.set_gate(root, state.Gate(agent=hook.agent, session_id=hook.session_id,
+                                        verdict=report.verdict, reason=reason, cwd=hook.cwd))
+    with _writing(keeper, hook, root) as journal:
+        journal.transition("resume", f"{report.verdict}: stopped by the hook ({why})",
+                           decision="cancel")
+    return answers.stop_session(hook.agent, reason, text=context)
+
+
+def _prompt(hook: HookInput, root: Path, store: str | None) -> answers.Answer:
+    """The gate: a gated session's prompts are blocked until acknowledged."""
+    gate = state.gate_of(root, hook.agent, hook.session_id)
+    if gate is None:
+        return answers.nothing("ok")
+    if " ".join((hook.prompt or "").split()).lower() == telling.ACK_PROMPT:
+        state.lift_gate(root, hook.agent, hook.session_id)
+        _continue(_keeper(store), hook, root, decision="continue",
+                  reason=f"{gate.verdict}: acknowledged in the session", baseline=True)
+        return answers.block_prompt("Session Keeper: acknowledged — the session continues here "
+                                    "(what changed was told to the model). Send your prompt again.")
+    return answers.block_prompt(gate.reason)

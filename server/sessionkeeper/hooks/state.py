@@ -1,0 +1,190 @@
+"""The hooks' own small files in the store (`<store>/hooks/`): gates and when each agent's hooks ran.
+
+    hooks/gates/<agent>-<session id>.json   a resume Claude could not be stopped at: the reason,
+                                            until a prompt acknowledges it or the gate is lifted
+    hooks/runs/<agent>.json                 the last hook call of the agent, and the last failure
+
+Invariants: every file is written whole (a temp file, then a rename) with mode 0600 in 0700
+directories, so a reader sees the old or the new content, never a mix; a damaged or unreadable
+file reads as absent (a gate that cannot be read never blocks — hooks fail open); nothing here
+is ever written outside the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import utc_now_iso
+from ..errors import SessionKeeperError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gate:
+    """A resume the agent could not be stopped at: prompts are blocked until it is acknowledged."""
+
+    agent: str
+    session_id: str
+    verdict: str  # blocked, or drift under block-on-drift
+    reason: str  # what the block says (one paragraph: what differs and what to do)
+    cwd: str
+    created: str = field(default_factory=utc_now_iso)
+
+
+def hooks_dir(store_root: Path) -> Path:
+    """The hooks' directory inside a store."""
+    return store_root / "hooks"
+
+
+def write_json(store_root: Path, path: Path, data: dict[str, Any]) -> None:
+    """Write a small JSON file of the hooks whole (a temp file, then a rename), 0600 in 0700."""
+    from ..store.layout import ensure_private_dir
+
+    ensure_private_dir(store_root)
+    ensure_private_dir(path.parent, within=store_root)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _gate_path(store_root: Path, agent: str, session_id: str) -> Path:
+    return hooks_dir(store_root) / "gates" / f"{agent}-{session_id}.json"
+
+
+def set_gate(store_root: Path, gate: Gate) -> None:
+    """Close the gate of one agent session (replacing an earlier one)."""
+    write_json(store_root, _gate_path(store_root, gate.agent, gate.session_id), asdict(gate))
+
+
+def gate_of(store_root: Path, agent: str, session_id: str) -> Gate | None:
+    """The closed gate of an agent session, or None (also when its file cannot be read)."""
+    data = _read(_gate_path(store_root, agent, session_id))
+    if data is None:
+        return None
+    try:
+        return Gate(**data)
+    except TypeError:
+        return None
+
+
+def lift_gate(store_root: Path, agent: str, session_id: str) -> bool:
+    """Open the gate of an agent session; True when one was closed."""
+    try:
+        _gate_path(store_root, agent, session_id).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def note_run(store_root: Path, agent: str, *, event: str, outcome: str, session_id: str | None,
+             note: str | None = None) -> None:
+    """Remember the agent's latest hook call (and, if it failed, the latest failure)."""
+    path = hooks_dir(store_root) / "runs" / f"{agent}.json"
+    run = {"at": utc_now_iso(), "event": event, "outcome": outcome, "session_id": session_id,
+           "note": note}
+    earlier = _read(path) or {}
+    calls = earlier.get("calls")
+    data = {"last": run, "last_failure": run if outcome == "failed" else earlier.get("last_failure"),
+            "calls": (calls if isinstance(calls, int) else 0) + 1}
+    with contextlib.suppress(OSError, SessionKeeperError):  # bookkeeping never fails a hook
+        write_json(store_root, path, data)
+
+
+def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
+    """What `note_run` kept for an agent: {"last", "last_failure", "calls"} (empty if none)."""
+    return _read(hooks_dir(store_root) / "runs" / f"{agent}.json") or {}
+
+
+PASS_MAX_AGE_S = 24 * 3600
+"""How long an acknowledgement waits for the resume it lets through."""
+
+
+def _pass_path(store_root: Path, agent: str, session_id: str) -> Path:
+    return hooks_dir(store_root) / "passes" / f"{agent}-{session_id}.json"
+
+
+def take_pass(store_root: Path, agent: str, session_id: str) -> bool:
+    """Use up the acknowledgement of an agent session's next resume; True when there was one."""
+    path = _pass_path(store_root, agent, session_id)
+    data = _read(path)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    import time
+
+    made = data.get("at_s") if data else None
+    return isinstance(made, (int, float)) and time.time() - made <= PASS_MAX_AGE_S
+
+
+def acknowledge(store_root: Path, agent: str, session_id: str) -> str:
+    """Let a stopped or gated resume continue: lift its gate, and let the next resume through once."""
+    import time
+
+    lifted = lift_gate(store_root, agent, session_id)
+    write_json(store_root, _pass_path(store_root, agent, session_id),
+           {"at_s": time.time(), "at": utc_now_iso()})
+    return ("the gate is lifted: the session's next prompt goes through; "
+            if lifted else "") + ("its next resume goes through once (within 24 hours), "
+                                  "with what changed told to the model")
+
+
+def _deferred_path(store_root: Path, agent: str, session_id: str) -> Path:
+    return hooks_dir(store_root) / "deferred" / f"{agent}-{session_id}.jsonl"
+
+
+def defer(store_root: Path, agent: str, session_id: str, record: dict[str, Any]) -> None:
+    """Keep a lifecycle record for the journal's next writer (the fast resume check writes none)."""
+    from ..store.layout import ensure_private_dir
+
+    path = _deferred_path(store_root, agent, session_id)
+    ensure_private_dir(store_root)
+    ensure_private_dir(path.parent, within=store_root)
+    line = json.dumps({**record, "at": utc_now_iso()}, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def take_deferred(store_root: Path, agent: str, session_id: str) -> list[dict[str, Any]]:
+    """The deferred records of a journal, taken (the file is gone afterwards); bad lines skipped."""
+    path = _deferred_path(store_root, agent, session_id)
+    taken = path.with_name(path.name + f".{os.getpid()}")
+    try:
+        os.replace(path, taken)
+    except FileNotFoundError:
+        return []
+    try:
+        lines = taken.read_bytes().splitlines()
+    finally:
+        taken.unlink(missing_ok=True)
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("source"), str):
+            out.append(record)
+    return out
