@@ -21,6 +21,7 @@ from . import answers
 from .limits import BUDGET_S
 from .payload import MAX_STDIN, parse
 
+ENV_BUDGET = "SESSIONKEEPER_HOOK_BUDGET_S"
 USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
 
 
@@ -66,6 +67,17 @@ def _line(text: str) -> None:
         os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
 
 
+def budget_of(event: str, env: dict[str, str] | None = None) -> float:
+    """The event's hard time limit; $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
+    budget = BUDGET_S.get(event, 4.0)
+    raw = (os.environ if env is None else env).get(ENV_BUDGET, "")
+    try:
+        lower = float(raw) if raw.strip() else budget
+    except ValueError:
+        return budget
+    return min(budget, lower) if lower > 0 else budget
+
+
 def _args(argv: list[str]) -> tuple[str | None, str, str]:
     """(--store, agent, event) from the argv after `hook`; HookInputInvalid for anything else."""
     rest, store = list(argv), None
@@ -96,7 +108,7 @@ def main(argv: list[str]) -> int:
     def timed_out(line: str) -> None:
         _note(root, agent, event, answers.nothing("failed", note=line), None)
 
-    watchdog = _Watchdog(BUDGET_S.get(event, 4.0), where, timed_out)
+    watchdog = _Watchdog(budget_of(event), where, timed_out)
     hook = None
     try:
         hook = parse(agent, event, _stdin())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,13 +152,13 @@ def _resume(hook: HookInput, store: str | None, root: Path, *, block_drift: bool
         return _stop(hook, keeper, root, report, why="blocked" if report.verdict == "blocked"
                      else "drift, and the policy is block-on-drift")
     if report.verdict == "ok":
-        _continue(keeper, hook, root, decision=None, reason="verified: ok", baseline=False)
+        with _writing(keeper, hook, root) as journal:
+            journal.transition("resume", "verified: ok")
         return answers.context("SessionStart", telling.verified(report), outcome="ok",
                                message=note)
     text, message = telling.changed(report)
-    _continue(keeper, hook, root, decision="continue",
-              reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"),
-              baseline=True)
+    _continue(keeper, hook, root, report,
+              reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"))
     return answers.context("SessionStart", text, message=message, outcome=report.verdict)
 
 
@@ -166,13 +167,33 @@ def _check(keeper: Keeper, hook: HookInput) -> Report:
     return keeper.journal_keeper(hook.agent).check_resume(hook.session_id, workspace=hook.cwd)
 
 
-def _continue(keeper: Keeper, hook: HookInput, root: Path, *, decision: str | None, reason: str,
-              baseline: bool) -> None:
-    """Record that the session goes on here (and the baseline it goes on from)."""
-    with _writing(keeper, hook, root) as journal:
-        journal.transition("resume", reason, decision=decision)
-        if baseline:
-            _refresh(journal, hook)
+def _continue(keeper: Keeper, hook: HookInput, root: Path, report: Report, *, reason: str) -> None:
+    """Record that the session goes on here despite the report.
+
+    Drift: the journal is resumed here the native way (a new journal session in the hook's cwd,
+    with its baseline), so the next resume is compared with where the session now runs. Blocked
+    (acknowledged): the journal stays with the repository it belongs to; only the decision is
+    recorded, and the next resume here is stopped again.
+    """
+    if report.verdict != "drift":
+        with _writing(keeper, hook, root) as journal:
+            journal.transition("resume", reason + f" (going on in {hook.cwd})", decision="continue")
+        return
+    from ..errors import ThreadBusy
+
+    deadline = time.monotonic() + _JOURNAL_WAIT_S
+    while True:
+        try:
+            _, session = keeper.journal_keeper(hook.agent).resume(
+                hook.session_id, workspace=hook.cwd, decision="continue")
+            break
+        except ThreadBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+    if session is not None:
+        session.close()
+    _remember(keeper, hook, root)
 
 
 def _stop(hook: HookInput, keeper: Keeper, root: Path, report: Report, *,
@@ -194,8 +215,9 @@ def _prompt(hook: HookInput, root: Path, store: str | None) -> answers.Answer:
         return answers.nothing("ok")
     if " ".join((hook.prompt or "").split()).lower() == telling.ACK_PROMPT:
         state.lift_gate(root, hook.agent, hook.session_id)
-        _continue(_keeper(store), hook, root, decision="continue",
-                  reason=f"{gate.verdict}: acknowledged in the session", baseline=True)
+        keeper = _keeper(store)
+        _continue(keeper, hook, root, _check(keeper, hook),
+                  reason=f"{gate.verdict}: acknowledged in the session")
         return answers.block_prompt("Session Keeper: acknowledged — the session continues here "
                                     "(what changed was told to the model). Send your prompt again.")
     return answers.block_prompt(gate.reason)
