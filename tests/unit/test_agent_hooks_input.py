@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from sessionkeeper.hooks.payload import parse
 from tests.unit._hooks import SID, SK, payload, records, run
 
 
-def _raw(agent: str, event: str, cwd: Path, **fields: object) -> bytes:
+def _raw(agent: str, event: str, cwd: Path, **fields: Any) -> bytes:
     return json.dumps(payload(agent, event, cwd, **fields)).encode()
 
 
