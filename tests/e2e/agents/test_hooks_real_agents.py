@@ -158,11 +158,11 @@ def _app_server_hooks(driver: Driver) -> list[dict[str, Any]]:
                             env=driver.env(), text=True)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        for message in ({"id": 1, "method": "initialize",
+        for request in ({"id": 1, "method": "initialize",
                          "params": {"clientInfo": {"name": "sk-test", "title": "sk", "version": "0"}}},
                         {"method": "initialized"},
                         {"id": 2, "method": "hooks/list", "params": {"cwds": [str(driver.repo)]}}):
-            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.write(json.dumps(request) + "\n")
         proc.stdin.flush()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -172,7 +172,7 @@ def _app_server_hooks(driver: Driver) -> list[dict[str, Any]]:
             line = proc.stdout.readline()
             if not line:
                 break
-            message = json.loads(line) if line.startswith("{") else {}
+            message: dict[str, Any] = json.loads(line) if line.startswith("{") else {}
             if message.get("id") == 2:
                 return [h for entry in message["result"]["data"] for h in entry["hooks"]]
         raise AssertionError("codex app-server gave no hooks/list answer")
