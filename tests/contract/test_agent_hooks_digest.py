@@ -1,0 +1,118 @@
+"""The digest only proves `ok` faster: whenever it says ok, the full resume check says ok too, and
+for every kind of change since the session last ran it declines (the full check then reports)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.hooks import digest
+from tests.conftest import git, init_repo
+from tests.unit._hooks import SID, call
+
+Change = Callable[[Path, Path], Path]
+
+
+def _nothing(repo: Path, tmp: Path) -> Path:
+    return repo
+
+
+def _branch(repo: Path, tmp: Path) -> Path:
+    git(repo, "checkout", "-q", "-b", "other")
+    return repo
+
+
+def _commit(repo: Path, tmp: Path) -> Path:
+    (repo / "README.md").write_text("new\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "more")
+    return repo
+
+
+def _detach(repo: Path, tmp: Path) -> Path:
+    git(repo, "checkout", "-q", "--detach")
+    return repo
+
+
+def _touched_file_edited(repo: Path, tmp: Path) -> Path:
+    (repo / "payment.py").write_text("changed by the user\n")
+    return repo
+
+
+def _touched_file_deleted(repo: Path, tmp: Path) -> Path:
+    (repo / "payment.py").unlink()
+    return repo
+
+
+def _other_repository(repo: Path, tmp: Path) -> Path:
+    return init_repo(tmp / "elsewhere", {"x": "x\n"})
+
+
+def _subdirectory(repo: Path, tmp: Path) -> Path:
+    (repo / "sub").mkdir()
+    return repo / "sub"
+
+
+def _worktree(repo: Path, tmp: Path) -> Path:
+    git(repo, "worktree", "add", "-q", str(tmp / "wt"), "-b", "wt-branch")
+    return tmp / "wt"
+
+
+def _moved(repo: Path, tmp: Path) -> Path:
+    os.rename(repo, tmp / "moved")
+    return tmp / "moved"
+
+
+def _symlinked(repo: Path, tmp: Path) -> Path:
+    (tmp / "link").symlink_to(repo)
+    return tmp / "link"
+
+
+CHANGES: dict[str, tuple[Change, bool]] = {
+    "nothing": (_nothing, True),
+    "symlinked path to the same repository": (_symlinked, True),
+    "branch switched": (_branch, False),
+    "new commit": (_commit, False),
+    "detached HEAD": (_detach, False),
+    "touched file edited": (_touched_file_edited, False),
+    "touched file deleted": (_touched_file_deleted, False),
+    "another repository": (_other_repository, False),
+    "a subdirectory": (_subdirectory, False),
+    "a linked worktree": (_worktree, False),
+    "repository moved": (_moved, False),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_the_digest_proves_ok_exactly_when_the_full_check_is_ok(name: str, repo: Path,
+                                                                store_dir: Path,
+                                                                tmp_path: Path) -> None:
+    """Fixture: `repo`; a Claude start and an Edit of payment.py recorded, then one change."""
+    call("claude", "SessionStart", repo, store_dir, source="startup")
+    edit = {"tool_name": "Edit", "tool_response": {}, "tool_use_id": "toolu_e1",
+            "tool_input": {"file_path": str(repo / "payment.py")}}
+    call("claude", "PreToolUse", repo, store_dir, **edit)
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    call("claude", "PostToolUse", repo, store_dir, **edit)
+    change, ok = CHANGES[name]
+    where = change(repo, tmp_path)
+    known = digest.load(store_dir, "claude", SID)
+    assert known is not None and known.files  # payment.py is a file the session knows
+    full = Keeper(store_dir).journal_keeper("claude").check_resume(SID, workspace=str(where))
+    assert digest.proves_ok(known, str(where)) is ok
+    assert (full.verdict == "ok") is ok, full.differences
+
+
+def test_a_digest_older_than_its_journal_proves_nothing(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`; a start, then the journal grows without a new digest."""
+    call("codex", "SessionStart", repo, store_dir, source="startup")
+    known = digest.load(store_dir, "codex", SID)
+    assert digest.proves_ok(known, str(repo)) is True
+    journal = Keeper(store_dir).journal("codex", SID)
+    journal.record({"type": "todo", "items": [{"id": "1", "text": "x"}]})
+    journal.close()
+    assert digest.proves_ok(known, str(repo)) is False

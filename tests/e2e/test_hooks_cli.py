@@ -1,0 +1,145 @@
+"""The hooks' command line as real processes: install/status --json for the editor, the policy,
+ack, and a hook that never breaks the agent (time limit, internal errors: exit 0, one line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionkeeper.hooks.state import gate_of, runs_of
+from tests.unit._hooks import SID, payload, run
+
+SK = str(Path(sys.executable).parent / "sessionkeeper")
+
+
+def _sk(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+        code: int = 0) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([SK, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == code, (done.stdout, done.stderr)
+    return done
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """A throwaway HOME with both agents' config homes and an empty git config."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".gitconfig").write_text("")
+    return {"HOME": str(tmp_path / "home"), "GIT_CONFIG_GLOBAL": str(tmp_path / "home" / ".gitconfig"),
+            "CLAUDE_CONFIG_DIR": str(tmp_path / "claudecfg"), "CODEX_HOME": str(tmp_path / "codexhome"),
+            "SESSIONKEEPER_HOME": str(tmp_path / "store")}
+
+
+def test_install_and_status_json_give_the_editor_every_agent_it_connects(home: dict[str, str]) -> None:
+    """Fixture: `home` where only Codex's home exists ("all" connects the agents found)."""
+    Path(home["CODEX_HOME"]).mkdir()
+    out: dict[str, Any] = json.loads(_sk("hooks", "install", "--json", env=home).stdout)
+    assert [a["agent"] for a in out["agents"]] == ["codex"]
+    [codex] = out["agents"]
+    assert codex["changed"] == [f"{home['CODEX_HOME']}/hooks.json", f"{home['CODEX_HOME']}/config.toml"]
+    assert codex["status"]["installed"] is True and codex["status"]["trusted"] is True
+    assert codex["backup"] and Path(codex["backup"]).is_relative_to(home["SESSIONKEEPER_HOME"])
+    status: dict[str, Any] = json.loads(_sk("hooks", "status", "--json", env=home).stdout)
+    by_agent = {a["agent"]: a for a in status["agents"]}
+    assert set(by_agent) == {"claude", "codex"}
+    assert by_agent["claude"]["installed"] is False and by_agent["claude"]["found"] is False
+    assert by_agent["codex"]["events"] == {e: "installed" for e in (
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact")}
+    for key in ("found", "installed", "trusted", "trust", "last_run", "last_failure", "calls",
+                "hooks_file", "config_dir", "commands", "notes", "backup", "scope"):
+        assert key in by_agent["codex"]
+    text = _sk("hooks", "status", env=home).stdout
+    assert "codex (user): installed" in text and "trusted: yes" in text and "last ran: never" in text
+    _sk("hooks", "uninstall", "--agent", "codex", env=home)
+    assert sorted(os.listdir(home["CODEX_HOME"])) == []
+
+
+def test_the_policy_is_set_per_repository_and_per_user_through_git_config(
+        home: dict[str, str], repo: Path) -> None:
+    """Fixture: `home` (an empty ~/.gitconfig) and `repo`."""
+    shown = json.loads(_sk("hooks", "policy", "--json", cwd=repo, env=home).stdout)
+    assert (shown["policy"], shown["source"]) == ("warn", "default")
+    _sk("hooks", "policy", "off", "--user", env=home)
+    assert "hookPolicy = off" in Path(home["GIT_CONFIG_GLOBAL"]).read_text()
+    _sk("hooks", "policy", "block-on-drift", "--repo", str(repo), env=home)
+    shown = json.loads(_sk("hooks", "policy", "--json", "--repo", str(repo), env=home).stdout)
+    assert shown["policy"] == "block-on-drift"
+    elsewhere = json.loads(_sk("hooks", "policy", "--json", cwd=Path(home["HOME"]), env=home).stdout)
+    assert elsewhere["policy"] == "off"
+    done = _sk("hooks", "policy", "off", env=home, code=64)
+    assert "--repo DIR" in done.stderr
+
+
+def test_hooks_ack_lifts_a_gate_from_the_command_line(home: dict[str, str], repo: Path,
+                                                      tmp_path: Path) -> None:
+    """Fixture: `repo`; a real Claude start hook there, a resume hook from another directory."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    start = json.dumps(payload("claude", "SessionStart", repo, source="startup"))
+    assert run("claude", "SessionStart", start, store, env=home).returncode == 0
+    elsewhere = tmp_path / "not-a-repo"
+    elsewhere.mkdir()
+    resume = json.dumps(payload("claude", "SessionStart", elsewhere, source="resume"))
+    answer = run("claude", "SessionStart", resume, store, env=home)
+    assert "must not continue here" in answer.stdout and gate_of(store, "claude", SID) is not None
+    done = _sk("hooks", "ack", "claude", SID, env=home)
+    assert "the gate is lifted" in done.stdout and gate_of(store, "claude", SID) is None
+    _sk("hooks", "ack", "claude", "not-a-uuid", env=home, code=65)
+
+
+def _slow_git(tmp_path: Path) -> str:
+    """A PATH whose `git` hangs for 30 s (a repository on a dead network mount, say)."""
+    bin_dir = tmp_path / "slowbin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return f"{bin_dir}:{os.environ['PATH']}"
+
+
+def test_a_hook_past_its_time_limit_fails_open_with_one_line(home: dict[str, str], repo: Path,
+                                                             tmp_path: Path) -> None:
+    """Fixture: `repo`; git hangs; the hook's limit lowered to 1 s (SESSIONKEEPER_HOOK_BUDGET_S)."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    env = {**home, "PATH": _slow_git(tmp_path), "SESSIONKEEPER_HOOK_BUDGET_S": "1"}
+    started = time.monotonic()
+    done = run("claude", "SessionStart", json.dumps(payload("claude", "SessionStart", repo,
+                                                             source="startup")), store, env=env)
+    took = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "gave up after 1 s (failed open" in done.stderr
+    assert took < 20  # ended by its own watchdog, not by the 30 s git
+    assert runs_of(store, "claude")["last_failure"]["note"].startswith("sessionkeeper hook claude")
+
+
+def test_an_internal_error_fails_open_with_one_line_and_no_traceback(home: dict[str, str],
+                                                                     repo: Path,
+                                                                     tmp_path: Path) -> None:
+    """Fixture: `repo`; the store path is a file, so nothing can be recorded there."""
+    store = tmp_path / "not-a-dir"
+    store.write_text("x")
+    done = run("codex", "PreToolUse", json.dumps(payload(
+        "codex", "PreToolUse", repo, tool_name="Bash", tool_input={}, tool_use_id="call_1")), store,
+        env={**home, "SESSIONKEEPER_HOME": str(store)})
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "failed open" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_real_resume_hook_answers_json_the_agent_reads(home: dict[str, str], repo: Path) -> None:
+    """Fixture: `repo`; real start and resume hook processes for Codex."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    for source in ("startup", "resume"):
+        done = run("codex", "SessionStart", json.dumps(payload("codex", "SessionStart", repo,
+                                                                source=source)), store, env=home)
+        assert done.returncode == 0 and done.stderr == ""
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "nothing changed since it last ran" in answer["hookSpecificOutput"]["additionalContext"]
