@@ -1,0 +1,133 @@
+"""Hook latency: `sessionkeeper hook claude SessionStart` (a resume) from process start to answer,
+on a 20,000-file repository, side by side with `git status --porcelain` there and a bare
+`python -c pass` start (the floor).
+
+Run as a script (pytest does not collect bench_*.py):
+
+    PYTHONPATH=server python tests/benchmarks/bench_hooks.py [--files 20000] [--runs 15]
+
+The session is started by the real start hook and has three files edited through Edit hooks;
+then every round runs, in turn: the floor, git status, the resume hook (the digest proves ok:
+the path every in-place resume takes), and — for the record — the resume hook with the digest
+removed (the full recovery check, which also writes the resume into the journal). Rounds
+alternate so machine noise hits all alike. Prints medians and best times, and the ratio of the
+resume hook to git status (target <= 1.5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SK = str(Path(sys.executable).parent / "sessionkeeper")
+SID = "7d3c1b2a-4e5f-4a6b-9c8d-1e2f3a4b5c6d"
+_GIT = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
+        "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+
+
+def make_repo(root: Path, files: int) -> None:
+    """A committed repository of `files` small files in 100 directories of 10 subdirectories."""
+    for n in range(files):
+        directory = root / f"d{n % 100:02d}" / f"s{(n // 100) % 10}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"f{n}.txt").write_text(f"file {n}\n" * 4)
+    env = {**os.environ, **_GIT}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "files"],
+                 ["checkout", "-q", "-b", "feature/bench"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def hook(event: str, data: dict[str, object], store: Path) -> subprocess.CompletedProcess[bytes]:
+    """One real hook call (the console script the agents run)."""
+    return subprocess.run([SK, "hook", "--store", str(store), "claude", event],
+                          input=json.dumps(data).encode(), capture_output=True, check=True)
+
+
+def prepare(repo: Path, store: Path) -> bytes:
+    """Start the session through the hooks, edit three files through Edit hooks; the resume stdin."""
+    base = {"session_id": SID, "cwd": str(repo), "transcript_path": "/nowhere.jsonl"}
+    hook("SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"}, store)
+    for n in range(3):
+        path = repo / "d00" / "s0" / f"f{n * 100}.txt"
+        call = {**base, "tool_name": "Edit", "tool_input": {"file_path": str(path)},
+                "tool_use_id": f"toolu_{n}", "tool_response": {}}
+        hook("PreToolUse", {**call, "hook_event_name": "PreToolUse"}, store)
+        path.write_text(f"edited {n}\n")
+        hook("PostToolUse", {**call, "hook_event_name": "PostToolUse"}, store)
+    subprocess.run(["git", "commit", "-qam", "edits"], cwd=repo, env={**os.environ, **_GIT},
+                   check=True, capture_output=True)
+    hook("PostToolUse", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                         "tool_input": {"command": "git commit"}, "tool_use_id": "toolu_c",
+                         "tool_response": ""}, store)  # the commit moves the baseline
+    return json.dumps({**base, "hook_event_name": "SessionStart", "source": "resume"}).encode()
+
+
+def timed(args: list[str], *, cwd: Path, stdin: bytes | None = None) -> tuple[float, bytes]:
+    """Seconds from spawn to exit, and stdout."""
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, input=stdin, capture_output=True, check=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def _sizes(root: Path) -> list[int]:
+    return sorted(p.stat().st_size for p in root.rglob("*.jsonl"))
+
+
+def main() -> int:
+    """Build the repository, run the rounds, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=15)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
+        repo, store = Path(tmp) / "repo", Path(tmp) / "store"
+        repo.mkdir()
+        started = time.perf_counter()
+        make_repo(repo, opts.files)
+        print(f"repository: {opts.files} files, built in {time.perf_counter() - started:.1f} s")
+        resume = prepare(repo, store)
+        digest = store / "hooks" / "digests" / f"claude-{SID}.json"
+        journals = store / "journals" / "claude" / "sessions"
+        cases = {
+            "python -c pass (floor)": ([sys.executable, "-c", "pass"], None),
+            "git status --porcelain": (["git", "status", "--porcelain"], None),
+            "hook SessionStart resume": ([SK, "hook", "--store", str(store), "claude",
+                                          "SessionStart"], resume),
+            "  same, full check (no digest)": ([SK, "hook", "--store", str(store), "claude",
+                                                "SessionStart"], resume),
+        }
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for round_ in range(opts.runs + 1):  # round 0 warms the page cache and git's index
+            for name, (args, stdin) in cases.items():
+                full = name.startswith("  same")
+                if full:
+                    digest.unlink()  # the full check leaves a fresh one behind
+                before = _sizes(journals)
+                elapsed, out = timed(args, cwd=repo, stdin=stdin)
+                if stdin is not None:
+                    assert b"nothing changed since it last ran" in out, (name, out.decode())
+                    assert (_sizes(journals) != before) is full  # the fast check writes nothing
+                if round_:
+                    times[name].append(elapsed)
+        print(f"{'case':34} {'median':>9} {'best':>9}")
+        for name, values in times.items():
+            print(f"{name:34} {statistics.median(values) * 1000:8.1f}ms {min(values) * 1000:8.1f}ms")
+        med = {name: statistics.median(values) for name, values in times.items()}
+        ratio = med["hook SessionStart resume"] / med["git status --porcelain"]
+        floor = med["hook SessionStart resume"] / med["python -c pass (floor)"]
+        print(f"resume hook / git status: {ratio:.2f}x (target <= 1.5x: "
+              f"{'met' if ratio <= 1.5 else 'MISSED'}); resume hook / python start: {floor:.2f}x; "
+              f"full check / git status: "
+              f"{med['  same, full check (no digest)'] / med['git status --porcelain']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
