@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import SessionKeeperError
-from . import check, content, serve, store_commands
+from . import agents, check, content, serve, store_commands
 from .common import emit, parser_with
 
-COMMANDS = (serve, store_commands, content)
+COMMANDS = (serve, store_commands, content, agents)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
