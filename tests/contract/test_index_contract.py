@@ -10,8 +10,8 @@ import pytest
 
 from sessionkeeper.errors import IndexUnavailable
 from sessionkeeper.store.index import IndexBackend, ListQuery, SessionRow
-from sessionkeeper.store.index.rows import SUBAGENT, FileCheckpoint
 from sessionkeeper.store.index.memory import MemoryBackend
+from sessionkeeper.store.index.rows import SUBAGENT, FileCheckpoint
 from sessionkeeper.store.index.sqlite import SqliteBackend
 
 T1, T2, T3 = ("00000000-0000-4000-8000-00000000000" + str(n) for n in (1, 2, 3))
