@@ -43,3 +43,15 @@ def repo(tmp_path: Path) -> Path:
                                             "test_payment.py": "from payment import charge\n"})
     git(root, "checkout", "-q", "-b", "fix/payment")
     return root
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_real_agent_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test (and every process it starts) reads empty agent homes unless it names its own:
+    the machine's ~/.codex and ~/.claude never leak into a listing."""
+    import os
+
+    empty = tmp_path_factory.mktemp("agent-homes")
+    for var, name in (("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude")):
+        (empty / name).mkdir()
+        os.environ[var] = str(empty / name)

@@ -18,11 +18,12 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import BaseFileLock
 
 from . import ids
+from .agent_threads import AgentThreads
 from .content_actions import ContentActions
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
@@ -42,19 +43,23 @@ from .redact import redact_value
 from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
 from .store.fsck import FsckReport, fsck
-from .store.index import ListQuery, ThreadRow
+from .store.index import ListQuery, SessionRow, ThreadRow
 from .store.quarantine import quarantine_tail
 from .store.reader import Rollout
 from .store.store import Store
 
+if TYPE_CHECKING:
+    from .agents.importer import AgentSources
+
 Progress = Callable[[int, int], None]
 
 
-class Keeper(ContentActions, Journals):
+class Keeper(ContentActions, Journals, AgentThreads):
     """One store, its hooks and its defaults; creates, resumes and forks sessions.
 
     Content settings: files over `content_limit_bytes` are kept by hash only, secret-named files
     too unless `allow_secret_files`; `blob_cap_bytes` caps the blob store when `gc()` runs.
+    `agents`: the agents' own logs listed and checked as threads (None: only our rollouts).
     """
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
@@ -62,9 +67,10 @@ class Keeper(ContentActions, Journals):
                  client: ClientInfo | None = None, hooks: HookRegistry | None = None,
                  reset_policy: ResetPolicy | str = "none", read_only: bool = False,
                  content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
-                 blob_cap_bytes: int | None = None) -> None:
+                 blob_cap_bytes: int | None = None, agents: AgentSources | None = None) -> None:
         """`read_only`: only read the store (nothing created or changed on disk)."""
         self._root = store
+        self.agent_sources = agents
         self.read_only = read_only
         self.durability = Durability(durability)
         self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes,
@@ -192,19 +198,24 @@ class Keeper(ContentActions, Journals):
     # ---- reading ----------------------------------------------------------------------------
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
-             cursor: tuple[str, str] | None = None, limit: int = 50) -> list[ThreadRow]:
-        """Index rows of threads, newest first (of one workspace, if given)."""
+             cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
+             progress: Progress | None = None) -> list[ThreadRow]:
+        """Index rows of threads, newest first (of one workspace, of one agent, if given); the
+        agents' logs are imported first when they may have changed (`progress` while reading)."""
         cwd = os.path.realpath(workspace) if workspace else None
         self._sync_live()
+        self.import_agents(progress)
         return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
-                                                 cursor=cursor, limit=limit))
+                                                 cursor=cursor, limit=limit, agent=agent,
+                                                 agents=self.agent_filter()))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
-                cursor: tuple[str, str] | None = None, limit: int = 50) -> list[ThreadSummary]:
+                cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
+                progress: Progress | None = None) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
         (repository, branch, HEAD; one git look-up for the whole page)."""
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
-                         limit=limit)
+                         limit=limit, agent=agent, progress=progress)
         if not rows or workspace is None:  # no workspace: nothing to estimate against
             return [thread_summary(row) for row in rows]
         root = os.path.realpath(workspace)
@@ -220,6 +231,8 @@ class Keeper(ContentActions, Journals):
         A rollout that claims the thread's id without continuing it is not folded: it is damage
         (so a resume is blocked until a human looks), never a silent part of the thread.
         """
+        if self.is_agent_thread(thread_id):
+            return self.replay_agent(thread_id)
         self._sync_live(thread_id)
         replayed = replay(self.store.read_thread(thread_id, full=full))
         replayed.damaged += [
@@ -251,7 +264,8 @@ class Keeper(ContentActions, Journals):
         if found is None or not found[1].root_commits:
             return []
         self._sync_live()
-        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1))
+        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1,
+                                                 agents=self.agent_filter()))
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
@@ -277,6 +291,8 @@ class Keeper(ContentActions, Journals):
                      requested: dict[str, Any] | None = None) -> Report:
         """Dry run of a resume: the report, nothing changed on disk."""
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
+        if self.is_agent_thread(thread):
+            return self.check_agent(thread, workspace=workspace, requested=requested)
         return self._assess(thread, self.replay(thread), workspace=workspace, requested=requested)
 
     def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
@@ -286,6 +302,9 @@ class Keeper(ContentActions, Journals):
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
+        if self.is_agent_thread(thread):  # the agent's to continue: never a session of ours
+            return self.resume_agent(thread, workspace=workspace, decision=decision,
+                                     requested=requested)[0], None
         try:
             lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
         except ThreadBusy:
@@ -375,6 +394,11 @@ class Keeper(ContentActions, Journals):
             replayed, workspace=cwd, source="fork",
             reason=f"forked at seq {replayed.restored_to_seq}", fork=True)
         return session
+
+    def thread_sessions(self, thread_id: str) -> list[SessionRow]:
+        """The session rows of a thread, oldest first (an agent thread's: its files)."""
+        found = self.agent_sessions(thread_id)
+        return [row for row, _ in found] if found else self.store.thread_sessions(thread_id)
 
     def archive(self, thread_id: str) -> int:
         """Move a thread's rollouts to archived_sessions/; returns files moved."""

@@ -100,10 +100,19 @@ def report_text(report: Report, *, colour: bool = False) -> str:
                          ("hook failures", report.hook_failures)):
         if items:
             out += ["", title] + [f"  {_one_line(x)}" for x in items]
+    if report.facts:
+        out += ["", "where the facts come from"] + [
+            f"  {clean(name)}: {clean(fact.get('source'))}"
+            f"{', as of ' + clean(fact['as_of']) if fact.get('as_of') else ''}"
+            f" ({'exact' if fact.get('exact') else 'reconstructed'})"
+            for name, fact in report.facts.items() if isinstance(fact, dict)]
     if report.notes:
         out += ["", "notes"] + [f"  {clean(n)}" for n in report.notes]
     if report.switch_back:
         out += ["", f"to switch back: {clean(report.switch_back)}"]
+    if report.relocate_to:
+        out += ["", f"the repository is now at {clean(report.relocate_to)} "
+                    "(decide relocate to continue there)"]
     if report.choices:
         out += [f"choices: {', '.join(report.choices)}"]
     if report.continued:
@@ -123,11 +132,18 @@ def threads_text(rows: Sequence[ThreadSummary]) -> str:
     for r in rows:
         flags = " ".join(f for f in ("archived" if r.archived else "",
                                      "DAMAGED" if r.damaged else "") if f)
-        body.append([r.thread_id, r.agent, (r.title or "-")[:32], r.branch or "-",
+        body.append([r.thread_id, r.agent, (r.title or "-")[:32], _tail(r.cwd), r.branch or "-",
                      (r.last_activity or "")[:19].replace("T", " "),
                      f"{r.todos.done}/{r.todos.total}" if r.todos else "-",
                      f"{r.tests.passed}/{r.tests.total}" if r.tests else "-",
                      (r.state or "-") + (f" ({r.state_reason})" if r.state_reason else ""),
                      flags or "-"])
-    return table(body, ["thread", "agent", "title", "branch", "last activity", "todos", "tests",
-                        "resume?", "flags"])
+    return table(body, ["thread", "agent", "title", "cwd", "branch", "last activity", "todos",
+                        "tests", "resume?", "flags"])
+
+
+def _tail(path: str | None, cells: int = 32) -> str:
+    """A path's end, at most `cells` characters (the start elided)."""
+    if not path:
+        return "-"
+    return path if len(path) <= cells else "…" + path[-(cells - 1):]

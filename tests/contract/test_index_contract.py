@@ -11,6 +11,7 @@ import pytest
 from sessionkeeper.errors import IndexUnavailable
 from sessionkeeper.store.index import IndexBackend, ListQuery, SessionRow
 from sessionkeeper.store.index.memory import MemoryBackend
+from sessionkeeper.store.index.rows import SUBAGENT, FileCheckpoint
 from sessionkeeper.store.index.sqlite import SqliteBackend
 
 T1, T2, T3 = ("00000000-0000-4000-8000-00000000000" + str(n) for n in (1, 2, 3))
@@ -146,3 +147,102 @@ def test_a_read_only_index_answers_with_its_updates_and_never_changes_the_file(t
     index.close()
     assert path.read_bytes() == before
     assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()
+
+
+def agent_file(path: str, session: str | None, *, agent: str = "claude", size: int = 10,
+               checkpoint: str | None = '{"offset": 10}') -> FileCheckpoint:
+    """An imported agent file's checkpoint row."""
+    return FileCheckpoint(path=path, agent=agent, root="/home/u/.claude", size=size, mtime_ns=1,
+                          inode=2, companions=(("/c/todo.json", 3, 4),), session_id=session,
+                          checkpoint=checkpoint)
+
+
+def imported(session: str, thread: str, path: str, **fields: object) -> SessionRow:
+    """The session row an agent file makes."""
+    values: dict[str, object] = {"agent": "claude", "imported": True, "path": path, **fields}
+    return row(session, thread, **values)
+
+
+def test_agent_files_are_stored_with_their_rows_and_listed_without_checkpoints(
+        backend: IndexBackend) -> None:
+    """Fixture: `backend`; two claude files (one a sub-agent of the other's thread), one codex."""
+    index = backend.build([row("n1", T3, title="native")])
+    index.import_files(
+        [agent_file("/a.jsonl", "s1"), agent_file("/a/sub.jsonl", "s2"),
+         agent_file("/x.jsonl", "s3", agent="codex")],
+        [imported("s1", T1, "/a.jsonl", title="main", last="2026-01-01T00:00:00.000Z"),
+         imported("s2", T1, "/a/sub.jsonl", title="sub", source=SUBAGENT,
+                  last="2026-01-02T00:00:00.000Z"),
+         imported("s3", T2, "/x.jsonl", agent="codex")])
+    assert {f.path: f.checkpoint for f in index.agent_files()} == {
+        "/a.jsonl": None, "/a/sub.jsonl": None, "/x.jsonl": None}
+    assert [f.path for f in index.agent_files(agent="codex")] == ["/x.jsonl"]
+    stored = index.agent_file("/a.jsonl")
+    assert stored == agent_file("/a.jsonl", "s1")
+    thread = index.thread(T1)
+    assert thread is not None and thread.imported
+    assert (thread.title, thread.latest_session, thread.session_count) == ("main", "s1", 2)
+    assert thread.last_activity == "2026-01-02T00:00:00.000Z"  # the sub-agent's activity counts
+
+
+def test_a_gone_file_takes_its_row_and_a_thread_left_empty_with_it(backend: IndexBackend) -> None:
+    """Fixture: `backend` holding T1 (a main and a sub-agent file) and T2; files go one by one."""
+    index = backend.build([])
+    index.import_files([agent_file("/a.jsonl", "s1"), agent_file("/a/sub.jsonl", "s2"),
+                        agent_file("/b.jsonl", "s3")],
+                       [imported("s1", T1, "/a.jsonl"),
+                        imported("s2", T1, "/a/sub.jsonl", source=SUBAGENT),
+                        imported("s3", T2, "/b.jsonl")])
+    index.import_files([], [], gone=["/a/sub.jsonl", "/b.jsonl"])
+    assert index.thread(T2) is None and index.session("s3") is None
+    assert [s.session_id for s in index.sessions(T1)] == ["s1"]
+    assert {f.path for f in index.agent_files()} == {"/a.jsonl"}
+    thread = index.thread(T1)
+    assert thread is not None and thread.session_count == 1
+
+
+def test_a_file_that_now_makes_another_row_or_none_drops_the_old_row(backend: IndexBackend) -> None:
+    """Fixture: `backend`; one file re-imported as another thread, then as no thread at all."""
+    index = backend.build([])
+    index.import_files([agent_file("/a.jsonl", "s1")], [imported("s1", T1, "/a.jsonl")])
+    index.import_files([agent_file("/a.jsonl", "s2", size=20)], [imported("s2", T2, "/a.jsonl")])
+    assert index.thread(T1) is None and index.thread(T2) is not None
+    index.import_files([agent_file("/a.jsonl", None, size=30)], [])
+    assert index.thread(T2) is None and index.sessions() == []
+    assert index.agent_file("/a.jsonl") == agent_file("/a.jsonl", None, size=30)
+
+
+def test_a_rebuild_of_our_rollouts_keeps_imported_files_and_hiding_them_is_a_query(
+        backend: IndexBackend) -> None:
+    """Fixture: `backend` with a native thread and an imported one; replace_all with another."""
+    index = backend.build([row("n1", T3, last="2026-01-03T00:00:00.000Z")])
+    index.import_files([agent_file("/a.jsonl", "s1")], [imported("s1", T1, "/a.jsonl")])
+    index.replace_all([row("n2", T2, last="2026-01-02T00:00:00.000Z")])
+    assert [t.thread_id for t in index.list_threads(ListQuery())] == [T2, T1]
+    assert [t.thread_id for t in index.list_threads(ListQuery(agents=()))] == [T2]
+    assert [t.thread_id for t in index.list_threads(ListQuery(agents=("codex",)))] == [T2]
+    assert [t.thread_id for t in index.list_threads(ListQuery(agents=("claude",)))] == [T2, T1]
+    assert index.agent_file("/a.jsonl") is not None
+    index.forget(T1)
+    assert index.agent_files() == [] and index.thread(T1) is None
+
+
+def test_a_read_only_index_imports_in_memory_and_hides_what_is_gone(tmp_path: Path) -> None:
+    """Fixture: a SQLite index with two imported files, opened read-only; one gone, one new."""
+    from sessionkeeper.store.index.sqlite import ReadOnlyBackend
+
+    path = tmp_path / "state.db"
+    db = SqliteBackend(path).build([])
+    db.import_files([agent_file("/a.jsonl", "s1"), agent_file("/b.jsonl", "s2")],
+                    [imported("s1", T1, "/a.jsonl"), imported("s2", T2, "/b.jsonl")])
+    db.close()
+    before = path.read_bytes()
+    index = ReadOnlyBackend(path).open()
+    index.import_files([agent_file("/c.jsonl", "s3")], [imported("s3", T3, "/c.jsonl")],
+                       gone=["/b.jsonl"])
+    assert {t.thread_id for t in index.list_threads(ListQuery())} == {T1, T3}
+    assert index.thread(T2) is None and index.session("s2") is None
+    assert {f.path for f in index.agent_files()} == {"/a.jsonl", "/c.jsonl"}
+    assert index.agent_file("/b.jsonl") is None
+    index.close()
+    assert path.read_bytes() == before

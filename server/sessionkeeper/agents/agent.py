@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import AgentFile, AgentLogUnreadable, Changes, Checkpoint, Entry, Read
+from .base import AgentFile, AgentLogUnreadable, Changes, Checkpoint, Entry, Read, Stamp
 from .lines import MAX_LINE
 from .reading import changes, read_file
 
@@ -64,6 +64,10 @@ class Agent(ABC):
     def resume_command(self, thread_id: str) -> list[str]:
         """The agent's own command that resumes the thread (run in the thread's cwd)."""
 
+    def fork_command(self, thread_id: str) -> list[str] | None:
+        """The agent's own command that forks the thread into a new one (None: it cannot)."""
+        return None
+
     def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
              max_line: int = MAX_LINE) -> Read:
         """Read `file`: only the appended bytes when `checkpoint` still matches, else all of it."""
@@ -74,7 +78,7 @@ class Agent(ABC):
         return self.read(file, max_line=max_line).rollout()
 
     def changes(self, roots: Sequence[Path] | None = None, *,
-                checkpoints: Mapping[str, Checkpoint]) -> Changes:
+                checkpoints: Mapping[str, Stamp]) -> Changes:
         """Which files to read again: every listed file is stat'ed against its checkpoint (by path).
 
         The cheap stat-based skip an index needs on every listing: a file whose size, mtime and

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AgentLogUnreadable as AgentLogUnreadable  # the agents package re-exports it
 from ..events import SCHEMA_VERSION
@@ -139,6 +139,19 @@ class Checkpoint:
             return cls(**fields)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a checkpoint: {exc}") from None
+
+
+class Stamp(Protocol):
+    """What `changes()` compares a file's stat with: a Checkpoint, or the index's FileCheckpoint."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def inode(self) -> int: ...
+    @property
+    def companions(self) -> tuple[tuple[str, int, int], ...]: ...
 
 
 Entry = tuple[str, str, bool, "str | None", tuple[str, ...]]

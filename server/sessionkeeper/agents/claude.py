@@ -58,6 +58,10 @@ class ClaudeAgent(Agent):
         """`claude --resume <id>`."""
         return ["claude", "--resume", thread_id]
 
+    def fork_command(self, thread_id: str) -> list[str]:
+        """`claude --resume <id> --fork-session`."""
+        return ["claude", "--resume", thread_id, "--fork-session"]
+
 
 class ClaudeTranslator(ClaudeTools):
     """Claude Code transcript lines → our records (live branch only; cost from every branch)."""

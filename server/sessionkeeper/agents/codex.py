@@ -66,6 +66,10 @@ class CodexAgent(Agent):
         """`codex resume <id>`."""
         return ["codex", "resume", thread_id]
 
+    def fork_command(self, thread_id: str) -> list[str]:
+        """`codex fork <id>`."""
+        return ["codex", "fork", thread_id]
+
 
 def _walk(base: str) -> Iterator[str]:
     for top, _dirs, files in os.walk(base):  # never follows symlinked directories

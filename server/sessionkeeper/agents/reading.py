@@ -32,6 +32,7 @@ from .base import (
     LineTail,
     Read,
     SessionSummary,
+    Stamp,
 )
 from .lines import (
     HEAD_BYTES,
@@ -290,7 +291,7 @@ def _meta(agent: Agent, file: AgentFile, state: dict[str, Any]) -> dict[str, Any
     return agent.translator(file, state).meta()
 
 
-def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:
+def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
     """Agent.changes: stat every listed file and compare it with its checkpoint.
 
     The cyclic GC is off meanwhile: the loop makes only acyclic tuples and strings, and a full
@@ -305,7 +306,7 @@ def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Check
             gc.enable()
 
 
-def _changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Checkpoint]) -> Changes:
+def _changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
     changed: list[AgentFile] = []
     unchanged: list[str] = []
     seen: set[str] = set()

@@ -25,12 +25,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..hooks.entry import main as hook
 
         return hook(args_list[1:])
-    from . import check, content, hooks, serve, store_commands
+    from . import agents, check, content, hooks, serve, store_commands
     from .common import emit, parser_with
 
     if not args_list or args_list[0] in ("--stdio", "--tcp"):
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
-    parser = parser_with((serve, store_commands, content, hooks), top=check.add_top)
+    parser = parser_with((serve, store_commands, content, agents, hooks), top=check.add_top)
     args = parser.parse_args(args_list)
     try:
         if args.check_resume is not None:

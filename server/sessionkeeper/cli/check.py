@@ -42,8 +42,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if thread is None and not args.latest:
         parser.error("--check-resume needs a THREAD or --latest")
     try:
-        report = keeper(args, reads_only=True).check_resume(thread, workspace=workspace,
-                                                            latest=args.latest)
+        report = keeper(args, reads_only=True, agents=True).check_resume(
+            thread, workspace=workspace, latest=args.latest)
     except SessionKeeperError as exc:
         if _on_github():
             _annotate_line("error", f"Session Keeper resume check failed ({exc.name})", str(exc))

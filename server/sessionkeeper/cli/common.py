@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
+    from ..agents.importer import AgentSources
     from ..api import Keeper
 
 Subparsers = Any  # argparse's _SubParsersAction (private)
@@ -31,8 +32,9 @@ def emit(data: Any) -> None:
     say(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
-def keeper(args: argparse.Namespace, *, reads_only: bool = False) -> Keeper:
-    """The Keeper of the store the command names.
+def keeper(args: argparse.Namespace, *, reads_only: bool = False,
+           agents: bool = False) -> Keeper:
+    """The Keeper of the store the command names (with the agents' logs as threads: `agents`).
 
     A command that only reads opens a store it was pointed at (--store, $SESSIONKEEPER_HOME)
     read-only: nothing is created or changed there (e.g. a store committed to a repository and
@@ -48,7 +50,66 @@ def keeper(args: argparse.Namespace, *, reads_only: bool = False) -> Keeper:
         content["allow_secret_files"] = True
     pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
     return Keeper(args.store, durability=getattr(args, "durability", "written"),
-                  read_only=reads_only and pointed, **content)
+                  read_only=reads_only and pointed, agents=sources(args) if agents else None,
+                  **content)
+
+
+def sources(args: argparse.Namespace) -> AgentSources | None:
+    """The agent sources `--agents`, `--codex-home` and `--claude-home` name (None: none)."""
+    from ..agents.importer import AgentSources
+
+    raw = getattr(args, "agents", None)
+    wanted = None if raw in (None, "") else tuple(a.strip() for a in raw.split(",") if a.strip())
+    if wanted == ("none",):
+        return None
+    roots = {name: tuple(r for r in value.split(",") if r) for name, value in
+             (("codex", getattr(args, "codex_home", None)),
+              ("claude", getattr(args, "claude_home", None))) if value}
+    return AgentSources(agents=wanted, roots=roots)
+
+
+def _agent_options(*, top: bool) -> argparse.ArgumentParser:
+    """--agents, --codex-home, --claude-home: which agents' own logs are read, from where."""
+    options = argparse.ArgumentParser(add_help=False)
+    unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    options.add_argument("--agents", metavar="none|codex,claude", **unset,
+                         help="agents whose own session logs are listed (default: all)")
+    options.add_argument("--codex-home", metavar="DIR", **unset,
+                         help="Codex's home to read (default: $CODEX_HOME, else ~/.codex)")
+    options.add_argument("--claude-home", metavar="DIR", **unset,
+                         help="Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, "
+                              "else ~/.claude)")
+    return options
+
+
+PROGRESS_MIN = 50
+"""An import reading at least this many files shows a progress bar (on a terminal)."""
+
+
+def import_progress() -> Callable[[int, int], None] | None:
+    """A tqdm progress bar for a large agent import, on a terminal only (stderr); else None."""
+    if not sys.stderr.isatty():
+        return None
+    bars: list[Any] = []
+
+    def show(done: int, total: int) -> None:
+        if total < PROGRESS_MIN:
+            return
+        if not bars:
+            from tqdm import tqdm  # type: ignore[import-untyped]
+
+            bars.append(tqdm(total=total, desc="importing agent sessions", unit="file",
+                             file=sys.stderr, leave=False))
+        bars[0].update(done - bars[0].n)
+        if done >= total:
+            bars[0].close()
+
+    return show
+
+
+AGENT_OPTIONS = _agent_options(top=False)
+"""The parent parser of commands that list or check threads of the agents too."""
+TOP_AGENT_OPTIONS = _agent_options(top=True)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -69,7 +130,8 @@ COMMON = _common(top=False)
 def parser_with(modules: Iterable[ModuleType], *,
                 top: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
     """The whole CLI: top-level options, then each module's subcommands."""
-    parser = argparse.ArgumentParser(prog="sessionkeeper", parents=[_common(top=True)],
+    parser = argparse.ArgumentParser(prog="sessionkeeper",
+                                     parents=[_common(top=True), TOP_AGENT_OPTIONS],
                                      description="Session recovery for editor AI agents.",
                                      allow_abbrev=False)  # `list --all` is not `--allow-drift`
     top(parser)

@@ -16,7 +16,7 @@ import orjson
 
 from ..errors import InvalidEvent, InvalidId
 from ..events import ApprovalMode, SandboxPolicy
-from .common import COMMON, Subparsers, emit, keeper, say
+from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, say
 from .content import CONTENT
 
 
@@ -35,12 +35,15 @@ def add(sub: Subparsers) -> None:
     record.add_argument("--session", required=True)
     record.add_argument("--durability", choices=["none", "written", "durable"], default="written")
     record.set_defaults(run=record_events)
-    lst = sub.add_parser("list", parents=[COMMON], help="threads, newest first")
+    lst = sub.add_parser("list", parents=[COMMON, AGENT_OPTIONS],
+                         help="threads, newest first (Codex and Claude Code sessions too)")
     lst.add_argument("--workspace")
     lst.add_argument("--all", action="store_true", help="include archived threads")
+    lst.add_argument("--agent", help="only threads of this agent (native, codex, claude, ...)")
     lst.add_argument("--limit", type=_positive, default=50)
     lst.set_defaults(run=list_threads)
-    show = sub.add_parser("show", parents=[COMMON], help="a thread's sessions and state")
+    show = sub.add_parser("show", parents=[COMMON, AGENT_OPTIONS],
+                          help="a thread's sessions and state")
     show.add_argument("thread")
     show.set_defaults(run=show_thread)
     fork = sub.add_parser("fork", parents=[COMMON], help="fork a thread at a seq")
@@ -121,8 +124,9 @@ def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
     from ..render import threads_text
 
-    rows = keeper(args, reads_only=True).threads(workspace=args.workspace,
-                                                 include_archived=args.all, limit=args.limit)
+    rows = keeper(args, reads_only=True, agents=True).threads(
+        workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
+        progress=import_progress())
     emit(rows) if args.json else say(threads_text(rows))
     return 0
 
@@ -131,8 +135,9 @@ def show_thread(args: argparse.Namespace) -> int:
     """A thread's sessions and its restored state (checked where it last ran)."""
     from ..render import clean, report_text
 
-    k = keeper(args, reads_only=True)
-    rows = k.store.thread_sessions(args.thread)
+    k = keeper(args, reads_only=True, agents=True)
+    k.import_agents(import_progress())
+    rows = k.thread_sessions(args.thread)
     report = k.check_resume(args.thread, workspace=rows[-1].cwd or os.getcwd())
     if args.json:
         emit({"sessions": rows, "state": report.to_json()})

@@ -40,6 +40,12 @@ class ServerOptions:
     """Files larger than this are kept by hash only (default 10 MiB)."""
     allowSecretFiles: bool = False  # noqa: N815
     """Keep the content of secret-named files (.env*, private keys) too (default: hash only)."""
+    agents: list[str] | None = None
+    """Agents whose own session logs are listed and checked (codex, claude; default: all; []: none)."""
+    codexHome: str | None = None  # noqa: N815
+    """Codex's home to read (default: $CODEX_HOME, else ~/.codex)."""
+    claudeHome: str | None = None  # noqa: N815
+    """Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, else ~/.claude)."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:

@@ -16,7 +16,7 @@ import annotated_types as at
 from ..constraints import check
 from ..events import Durability, Record
 from ..ids import SessionId, ThreadId
-from ..recovery.report import Decision, Report, Verdict
+from ..recovery.report import AgentCommand, Decision, Report, Verdict
 from ..recovery.summary import Progress, TestResults, ThreadSummary
 
 _DOCS = {"use_attribute_docstrings": True}
@@ -277,6 +277,10 @@ class ResumeResult:
     """The thread now current (a fork's new thread after a fork)."""
     session_id: str | None
     """The new session; None when nothing continued."""
+    command: AgentCommand | None = None
+    """For an agent's thread: the agent's own command to run (in a terminal) after the check;
+    None for our threads, and whenever nothing may continue. An agent's thread never becomes
+    the current session."""
 
 
 @dataclass(frozen=True, kw_only=True)

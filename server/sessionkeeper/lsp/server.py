@@ -38,8 +38,10 @@ from .rpc import InvalidParams, unstructure
 from .watch import Change, Watcher, file_change_events
 
 if TYPE_CHECKING:
+    from ..agents.importer import AgentSources
     from ..api import Keeper
     from ..session import Session
+    from .agent_roots import RootsWatcher
 
 log = logging.getLogger("sessionkeeper.lsp")
 
@@ -80,6 +82,7 @@ class SessionKeeperServer(LanguageServer):
         self.open_paths: set[str] = set()  # files open in the editor (textDocument/didOpen)
         self.documents_synced = False  # the client sends didOpen at all
         self.watcher: Watcher | None = None
+        self.agent_watcher: RootsWatcher | None = None  # the agents' roots, once first listed
         self._keeper: Keeper | None = None
         self._last_status: Any = _UNSET
         self._domain = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionkeeper-domain")
@@ -101,8 +104,52 @@ class SessionKeeperServer(LanguageServer):
             self._keeper = Keeper(self.store_path, durability=self._durability(),
                                   redact=self._redact(), hooks=registry_from(self.options.hooks),
                                   client=ClientInfo(name=name[:100], version=__version__),
-                                  **content)
+                                  agents=self._agent_sources(), **content)
         return self._keeper
+
+    def _agent_sources(self) -> AgentSources | None:
+        """The agents' logs the options name (all, from their env/default roots, by default)."""
+        from ..agents.importer import AgentSources
+        from ..errors import InvalidId
+
+        given = self.options.agents
+        if given is not None and not given:
+            return None
+        roots = {name: (value,) for name, value in (("codex", self.options.codexHome),
+                                                    ("claude", self.options.claudeHome)) if value}
+        try:
+            return AgentSources(agents=tuple(given) if given is not None else None, roots=roots)
+        except InvalidId as exc:
+            log.warning("agents: %s (reading every agent's logs from their default roots)", exc)
+            self.option_problems.append(f"agents: {exc}")
+            return AgentSources()
+
+    def import_agents(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Import the agents' changed files, then watch their roots (domain worker only)."""
+        keeper = self.keeper
+        if keeper.agent_sources is None:
+            return
+        watcher = self.agent_watcher
+        if watcher is not None and watcher.stale():  # a root that was missing exists now
+            self.stop_watching_agents()
+            keeper.agents_changed()
+        keeper.import_agents(progress)
+        if self.agent_watcher is None and self.options.watch and not self._closed:
+            from .agent_roots import RootsWatcher
+
+            sources = keeper.agent_sources
+            roots = [str(r) for name in sources.enabled() for r in sources.roots_of(name)]
+            self.agent_watcher = RootsWatcher(roots, on_change=keeper.agents_changed)
+            self.agent_watcher.start()
+            keeper.watching_agents = True
+
+    def stop_watching_agents(self) -> None:
+        """Stop watching the agents' roots (listings then stat them every time)."""
+        watcher, self.agent_watcher = self.agent_watcher, None
+        if watcher is not None:
+            watcher.stop()
+        if self._keeper is not None:
+            self._keeper.watching_agents = False
 
     def _durability(self) -> str:
         value = self.options.durability or os.environ.get(ENV_DURABILITY) or "written"
@@ -176,6 +223,13 @@ class SessionKeeperServer(LanguageServer):
         thread = check.thread_id
         if decision is None and check.verdict == "drift" and self.can_ask():
             decision = await self.ask_drift(check) or "cancel"
+        if check.agent != "native" and await self.run(self.keeper.is_agent_thread, thread):
+            # the agent's thread: its own command continues it; it never becomes current here
+            report, command = await self.run(lambda: self.keeper.resume_agent(
+                thread, workspace=workspace, decision=decision))
+            log.info("agent thread %s: %s, command %s", thread, report.verdict,
+                     command.display if command else None)
+            return ResumeResult(report=report, thread_id=thread, session_id=None, command=command)
         if self.session is not None and self.session.thread_id == thread:
             await self.release_current()  # our own lock would make the resume see the thread busy
         report, session = await self.run(lambda: self.keeper.resume(thread, workspace=workspace,
@@ -275,6 +329,7 @@ class SessionKeeperServer(LanguageServer):
             return
         self._closed = True
         self.stop_watching()
+        self.stop_watching_agents()
         session, self.session = self.session, None
         if session is not None:
             try:

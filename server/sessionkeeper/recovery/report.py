@@ -99,3 +99,16 @@ class Report:
                       "invalidated": [Invalidation(**i) for i in data.get("invalidated", [])],
                       "subsystems": {k: SubsystemReport(**v)
                                      for k, v in data.get("subsystems", {}).items()}})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentCommand:
+    """The agent's own command that continues one of its threads: run `argv` in `cwd`."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}
+    argv: list[str]
+    """The command and its arguments (e.g. `codex resume <id>`, `claude --resume <id>`)."""
+    cwd: str
+    """The directory to run it in (where the check found the workspace)."""
+    display: str
+    """The command as a shell line, for humans."""

@@ -49,7 +49,8 @@ class FsckReport:
 def fsck(store: Store, *, repair: bool) -> FsckReport:
     """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed."""
     report = FsckReport()
-    rows = {r.session_id: r for r in store.index().sessions()}
+    rows = {r.session_id: r for r in store.index().sessions()
+            if not r.imported}  # agents' own files are checked by their checkpoints
     seen: set[str] = set()
     named: dict[str, set[str]] = {}  # blob -> sessions naming it as stored
     needs_rebuild = False

@@ -33,7 +33,15 @@ from ..errors import (
     storage_error,
 )
 from ..events import Durability, Record
-from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
+from .index import (
+    FileCheckpoint,
+    Index,
+    IndexBackend,
+    ListQuery,
+    SessionRow,
+    ThreadRow,
+    thread_order,
+)
 from .index.memory import MemoryIndex
 from .index.overlay import OverlayIndex
 from .index.sqlite import ReadOnlyBackend, SqliteBackend
@@ -164,6 +172,33 @@ class Store:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+    def with_index(self, work: Callable[[Index], T]) -> T:
+        """Run `work` on the index (an unusable one is rebuilt and asked again); a busy one raises
+        IndexBusy (nothing is set aside, nothing answered from a scan: the caller tries later)."""
+        try:
+            return work(self.index())
+        except IndexBusy:
+            raise
+        except IndexUnavailable:
+            self._drop_index()
+            self.backend.set_aside()
+            self.rebuild()
+            return work(self.index())
+
+    def imported_sessions(self, thread_id: str) -> list[tuple[SessionRow, FileCheckpoint]]:
+        """The session rows of a thread read from agents' files, each with its file, in order."""
+        thread = ids.thread_id(thread_id)
+
+        def ask(index: Index) -> list[tuple[SessionRow, FileCheckpoint]]:
+            out = []
+            for row in index.sessions(thread):
+                file = index.agent_file(row.path) if row.imported else None
+                if file is not None and file.session_id == row.session_id:
+                    out.append((row, file))
+            return out
+
+        return self._query(ask)
 
     def index_upsert(self, rows: list[SessionRow]) -> bool:
         """Update index rows; True when they are in. A busy index is tried again later (the

@@ -51,10 +51,17 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
     """This workspace's threads, newest first, one page."""
     workspace = os.path.realpath(p.workspace) if p.workspace else ls.workspace_root
     cursor = convert.decode_cursor(p.cursor)
+    from ..agent_roots import ImportProgress
+
+    progress = ImportProgress(ls, asyncio.get_running_loop())
 
     def work() -> ListResult:
+        try:
+            ls.import_agents(progress)
+        finally:
+            progress.end("done")
         threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
-                                    limit=p.limit)
+                                    limit=p.limit, agent=p.agent)
         current = ls.session
         if current is not None:  # the open thread: its live state and the verdict it resumed with
             threads = [convert.live_summary(t, current, verdict=ls.verdict)
@@ -71,7 +78,7 @@ async def session_show(ls: Server, p: ThreadParams) -> ShowResult:
     """A thread, its sessions and the last entries of its timeline."""
 
     def work() -> ShowResult:
-        sessions = ls.keeper.store.thread_sessions(p.thread_id)
+        sessions = ls.keeper.thread_sessions(p.thread_id)
         row = ls.keeper.store.thread_row(p.thread_id)
         replayed = ls.keeper.replay(p.thread_id, full=True)
         entries, total = convert.timeline(replayed.rollouts)

@@ -5,7 +5,16 @@ reference one the contract suite also runs; rows are frozen values (`rows`).
 """
 
 from .base import Index, IndexBackend
-from .rows import NATIVE, ListQuery, SessionRow, ThreadRow, thread_order, threads_of
+from .rows import (
+    NATIVE,
+    SUBAGENT,
+    FileCheckpoint,
+    ListQuery,
+    SessionRow,
+    ThreadRow,
+    thread_order,
+    threads_of,
+)
 
-__all__ = ["NATIVE", "Index", "IndexBackend", "ListQuery", "SessionRow", "ThreadRow",
-           "thread_order", "threads_of"]
+__all__ = ["NATIVE", "SUBAGENT", "FileCheckpoint", "Index", "IndexBackend", "ListQuery",
+           "SessionRow", "ThreadRow", "thread_order", "threads_of"]

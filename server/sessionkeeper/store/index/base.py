@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .rows import ListQuery, SessionRow, ThreadRow
+from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow
 
 
 class Index(Protocol):
@@ -20,11 +20,27 @@ class Index(Protocol):
         ...
 
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
-        """Replace every row atomically (readers see the old or the new index)."""
+        """Replace every row of Session Keeper's own rollouts atomically (readers see the old or the
+        new index); imported agent files and their rows are kept (their checkpoints vouch for them)."""
+        ...
+
+    def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,
+                     gone: Sequence[str] = ()) -> None:
+        """Store agent files' checkpoints with the session rows they made, and forget the files in
+        `gone`, atomically; a file's previous row goes when it now makes another one or none."""
+        ...
+
+    def agent_files(self, *, agent: str | None = None,
+                    checkpoints: bool = False) -> list[FileCheckpoint]:
+        """The imported agent files (of one agent), their checkpoint text only when asked."""
+        ...
+
+    def agent_file(self, path: str) -> FileCheckpoint | None:
+        """One imported file with its checkpoint, or None."""
         ...
 
     def forget(self, thread_id: str) -> None:
-        """Remove a thread and its sessions, atomically (its rollouts were deleted)."""
+        """Remove a thread, its sessions and the agent files that made them, atomically."""
         ...
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:

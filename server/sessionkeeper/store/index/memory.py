@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterable, Sequence
 
 from ...errors import IndexUnavailable
 from .rows import (
+    FileCheckpoint,
     ListQuery,
     SessionRow,
     ThreadRow,
@@ -23,6 +25,7 @@ class MemoryIndex:
     def __init__(self) -> None:
         self._sessions: dict[str, SessionRow] = {}
         self._threads: dict[str, ThreadRow] = {}
+        self._files: dict[str, FileCheckpoint] = {}
         self.fail = False
         self.closed = False
 
@@ -35,21 +38,61 @@ class MemoryIndex:
         self._check()
         for row in rows:
             self._sessions[row.session_id] = row
-        touched = {r.thread_id for r in rows}
+        self._refresh({r.thread_id for r in rows})
+
+    def _refresh(self, threads: Iterable[str]) -> None:
+        """Derive the rows of `threads` again (a thread without sessions is gone)."""
+        touched = set(threads)
         mine = [s for s in self._sessions.values() if s.thread_id in touched]
+        for thread in touched:
+            self._threads.pop(thread, None)
         self._threads.update({t.thread_id: t for t in threads_of(mine)})
 
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
-        """Replace every row."""
+        """Replace every row of our own rollouts (imported ones are kept)."""
         self._check()
-        self._sessions = {r.session_id: r for r in rows}
-        self._threads = {t.thread_id: t for t in threads_of(rows)}
+        kept = [s for s in self._sessions.values() if s.imported]
+        self._sessions = {r.session_id: r for r in [*kept, *rows]}
+        self._threads = {t.thread_id: t for t in threads_of(self._sessions.values())}
 
     def forget(self, thread_id: str) -> None:
-        """Remove a thread and its sessions."""
+        """Remove a thread, its sessions and the agent files that made them."""
         self._check()
-        self._sessions = {k: s for k, s in self._sessions.items() if s.thread_id != thread_id}
+        gone = {k for k, s in self._sessions.items() if s.thread_id == thread_id}
+        self._sessions = {k: s for k, s in self._sessions.items() if k not in gone}
+        self._files = {p: f for p, f in self._files.items() if f.session_id not in gone}
         self._threads.pop(thread_id, None)
+
+    def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,
+                     gone: Sequence[str] = ()) -> None:
+        """Store files with their rows; forget `gone` files and rows no file makes any more."""
+        self._check()
+        touched = {r.thread_id for r in rows}
+        made = {f.path: f.session_id for f in files}
+        for path in [*made, *gone]:
+            old = self._files.get(path)
+            if old is not None and old.session_id and old.session_id != made.get(path):
+                row = self._sessions.get(old.session_id)
+                if row is not None and row.path == path:
+                    del self._sessions[old.session_id]
+                    touched.add(row.thread_id)
+        for path in gone:
+            self._files.pop(path, None)
+        self._files.update({f.path: f for f in files})
+        self._sessions.update({r.session_id: r for r in rows})
+        self._refresh(touched)
+
+    def agent_files(self, *, agent: str | None = None,
+                    checkpoints: bool = False) -> list[FileCheckpoint]:
+        """Imported files (of one agent), checkpoint text only when asked."""
+        self._check()
+        found = [f for f in self._files.values() if agent in (None, f.agent)]
+        return found if checkpoints else [dataclasses.replace(f, checkpoint=None) for f in found]
+
+    def agent_file(self, path: str) -> FileCheckpoint | None:
+        """One imported file with its checkpoint, or None."""
+        self._check()
+        return self._files.get(path)
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""

@@ -1,7 +1,10 @@
 """The index's rows: frozen values every index backend stores and returns.
 
 A session row says what the index knows about one rollout (a session); thread rows are derived
-from a thread's session rows (`threads_of`), never stored on their own by a caller.
+from a thread's session rows (`threads_of`), never stored on their own by a caller. An agent's own
+file (a Codex rollout, a Claude Code transcript) is imported as at most one session row
+(`imported`), with a `FileCheckpoint` saying how far it was read; a sub-agent transcript is a
+session of its parent's thread (`source` "subagent") that never names the thread.
 """
 
 from __future__ import annotations
@@ -39,6 +42,34 @@ class SessionRow:
     inode: int | None = None
     status: str = "ok"  # ok | damaged
     summary: dict[str, Any] | None = None  # the status summary of the newest snapshot
+    imported: bool = False  # read from an agent's own file (it has a FileCheckpoint)
+
+
+SUBAGENT = "subagent"
+"""The `source` of a sub-agent transcript's session row: part of its parent's thread."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileCheckpoint:
+    """How far one agent file was imported: its stat then, the row it made, the reader's checkpoint.
+
+    A listing stats the file and compares size, mtime_ns, inode and the companions' stats with
+    these: equal means nothing to read. `checkpoint` is the reader's own state (JSON text,
+    redacted), read back only for a file that changed.
+    """
+
+    path: str  # absolute: the agent's file
+    agent: str
+    root: str  # the agent root it was found under
+    kind: str = "session"  # session | subagent
+    parent: str | None = None  # subagent: the parent session's file stem
+    archived: bool = False
+    size: int
+    mtime_ns: int
+    inode: int
+    companions: tuple[tuple[str, int, int], ...] = ()  # (path, size, mtime_ns) of files read with it
+    session_id: str | None = None  # the session row it made (None: no thread in the file)
+    checkpoint: str | None = None  # None when listed without it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +91,7 @@ class ThreadRow:
     damaged: bool = False
     forked_from: dict[str, Any] | None = None
     summary: dict[str, Any] | None = None
+    imported: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +101,7 @@ class ListQuery:
     cwd: str | None = None
     repo_key: str | None = None
     agent: str | None = None
+    agents: tuple[str, ...] | None = None  # imported threads only of these agents (None: any)
     include_archived: bool = False
     limit: int = 50
     cursor: tuple[str, str] | None = None  # (last_activity, thread_id) of the previous page's end
@@ -87,8 +120,9 @@ def threads_of(sessions: Iterable[SessionRow]) -> list[ThreadRow]:
     out = []
     for thread, rows in by_thread.items():
         rows.sort(key=thread_order)
-        latest = rows[-1]
-        titled = [r.title for r in rows if r.title]
+        named = [r for r in rows if r.source != SUBAGENT] or rows  # a sub-agent never names it
+        latest = named[-1]
+        titled = [r.title for r in named if r.title]
         out.append(ThreadRow(
             thread_id=thread, agent=latest.agent, title=titled[-1] if titled else None,
             cwd=latest.cwd, repo_key=latest.repo_key, branch=latest.branch,
@@ -96,8 +130,8 @@ def threads_of(sessions: Iterable[SessionRow]) -> list[ThreadRow]:
             last_activity=max((r.last_activity or "") for r in rows) or None,
             archived=latest.archived, latest_session=latest.session_id, session_count=len(rows),
             event_count=sum(r.event_count for r in rows),
-            damaged=any(r.status != "ok" for r in rows), forked_from=rows[0].forked_from,
-            summary=latest.summary,
+            damaged=any(r.status != "ok" for r in rows), forked_from=named[0].forked_from,
+            summary=latest.summary, imported=latest.imported,
         ))
     return out
 
@@ -107,7 +141,8 @@ def matches(row: ThreadRow, query: ListQuery) -> bool:
     return ((query.include_archived or not row.archived)
             and (query.cwd is None or row.cwd == query.cwd)
             and (query.repo_key is None or row.repo_key == query.repo_key)
-            and (query.agent is None or row.agent == query.agent))
+            and (query.agent is None or row.agent == query.agent)
+            and (query.agents is None or not row.imported or row.agent in query.agents))
 
 
 def newest_first(row: ThreadRow) -> tuple[str, str]:

@@ -23,26 +23,31 @@ import orjson
 from ...errors import IndexBusy, IndexUnavailable
 from .memory import MemoryIndex
 from .overlay import OverlayIndex
-from .rows import ListQuery, SessionRow, ThreadRow, threads_of
+from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-INDEX_VERSION = 3  # 3: rows as values, store-relative paths, agent column
+INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: imported agent files
 SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
 THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
-_JSON = frozenset({"forked_from", "summary"})
-_BOOL = frozenset({"archived", "damaged"})
+FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
+_FILE_STAMPS = ", ".join(c for c in FILE_COLUMNS if c != "checkpoint")
+_JSON = frozenset({"forked_from", "summary", "companions"})
+_BOOL = frozenset({"archived", "damaged", "imported"})
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions({', '.join(SESSION_COLUMNS)}, PRIMARY KEY(session_id));
 CREATE TABLE IF NOT EXISTS threads({', '.join(THREAD_COLUMNS)}, PRIMARY KEY(thread_id));
+CREATE TABLE IF NOT EXISTS agent_files({', '.join(FILE_COLUMNS)}, PRIMARY KEY(path));
 """
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq)",
     "CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id)",
     "CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id)",
     "CREATE INDEX IF NOT EXISTS threads_repo ON threads(repo_key, archived, last_activity DESC)",
+    "CREATE INDEX IF NOT EXISTS agent_files_agent ON agent_files(agent)",
 )
-_INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd", "threads_repo")
+_INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd", "threads_repo",
+                "agent_files_agent")
 
 
 def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
@@ -57,10 +62,12 @@ def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
 _UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
 _INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
 _INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
+_INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
 
 
-def _values(row: SessionRow | ThreadRow) -> tuple[Any, ...]:
-    names = SESSION_COLUMNS if isinstance(row, SessionRow) else THREAD_COLUMNS
+def _values(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
+    names = (SESSION_COLUMNS if isinstance(row, SessionRow) else
+             THREAD_COLUMNS if isinstance(row, ThreadRow) else FILE_COLUMNS)
     return tuple(orjson.dumps(v).decode() if n in _JSON and v is not None
                  else int(v) if n in _BOOL else v
                  for n, v in zip(names, astuple(row), strict=True))
@@ -74,6 +81,23 @@ def _decoded(row: sqlite3.Row) -> dict[str, Any]:
     for name in _BOOL & out.keys():
         out[name] = bool(out[name])
     return out
+
+
+def _file(row: dict[str, Any]) -> FileCheckpoint:
+    companions = tuple(tuple(c) for c in row.pop("companions") or ())
+    return FileCheckpoint(**row, companions=companions)
+
+
+def _refresh(db: sqlite3.Connection, threads: set[str]) -> None:
+    """Derive the rows of `threads` again from their sessions (one without sessions is gone)."""
+    if not threads:
+        return
+    ordered = sorted(threads)
+    marks = ",".join("?" * len(ordered))
+    sessions = [SessionRow(**_decoded(r)) for r in db.execute(
+        f"SELECT * FROM sessions WHERE thread_id IN ({marks})", ordered)]
+    db.execute(f"DELETE FROM threads WHERE thread_id IN ({marks})", ordered)
+    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(sessions)])
 
 
 def _unavailable(what: str, exc: Exception) -> IndexUnavailable:
@@ -161,25 +185,63 @@ class SqliteIndex:
             raise _unavailable("index update failed", exc) from exc
 
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
-        """Replace every row in one transaction (other processes see the old or the new index)."""
+        """Replace every row of our own rollouts in one transaction (other processes see the old
+        or the new index); imported agent files and their rows are kept."""
         try:
             with self.db:
                 for name in _INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                self.db.execute("DELETE FROM sessions")
+                self.db.execute("DELETE FROM sessions WHERE imported = 0")
                 self.db.execute("DELETE FROM threads")
-                _fill(self.db, rows)
+                kept = [SessionRow(**_decoded(r)) for r in self.db.execute(
+                    "SELECT * FROM sessions")]
+                _fill(self.db, rows, kept=kept)
         except sqlite3.Error as exc:
             raise _unavailable("index rebuild failed", exc) from exc
 
     def forget(self, thread_id: str) -> None:
-        """Remove a thread and its sessions in one transaction."""
+        """Remove a thread, its sessions and the agent files that made them, in one transaction."""
         try:
             with self.db:
+                self.db.execute("DELETE FROM agent_files WHERE session_id IN "
+                                "(SELECT session_id FROM sessions WHERE thread_id=?)", (thread_id,))
                 self.db.execute("DELETE FROM sessions WHERE thread_id=?", (thread_id,))
                 self.db.execute("DELETE FROM threads WHERE thread_id=?", (thread_id,))
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index update failed: {exc}") from exc
+
+    def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,
+                     gone: Sequence[str] = ()) -> None:
+        """Store files with their rows; forget `gone` files and rows no file makes any more."""
+        made = {f.path: f.session_id for f in files}
+        touched = {r.thread_id for r in rows}
+        try:
+            with self.db:
+                for path in [*made, *gone]:
+                    old = self.db.execute("SELECT f.session_id, s.thread_id FROM agent_files f "
+                                          "JOIN sessions s ON s.session_id = f.session_id "
+                                          "AND s.path = f.path WHERE f.path=?", (path,)).fetchone()
+                    if old is not None and old[0] != made.get(path):
+                        self.db.execute("DELETE FROM sessions WHERE session_id=?", (old[0],))
+                        touched.add(old[1])
+                self.db.executemany("DELETE FROM agent_files WHERE path=?", [(p,) for p in gone])
+                self.db.executemany(_INSERT_FILE, [_values(f) for f in files])
+                self.db.executemany(_UPSERT_SESSION, [_values(r) for r in rows])
+                _refresh(self.db, touched)
+        except sqlite3.Error as exc:
+            raise _unavailable("index update failed", exc) from exc
+
+    def agent_files(self, *, agent: str | None = None,
+                    checkpoints: bool = False) -> list[FileCheckpoint]:
+        """Imported files (of one agent), their checkpoint text only when asked."""
+        columns = "*" if checkpoints else _FILE_STAMPS
+        where, args = ("WHERE agent=?", [agent]) if agent is not None else ("", [])
+        return [_file(r) for r in self._rows(f"SELECT {columns} FROM agent_files {where}", args)]
+
+    def agent_file(self, path: str) -> FileCheckpoint | None:
+        """One imported file with its checkpoint, or None."""
+        rows = self._rows("SELECT * FROM agent_files WHERE path=?", [path])
+        return _file(rows[0]) if rows else None
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
@@ -191,6 +253,10 @@ class SqliteIndex:
                 args.append(value)
         if not query.include_archived:
             where.append("archived = 0")
+        if query.agents is not None:
+            marks = ",".join("?" * len(query.agents))
+            where.append(f"(imported = 0 OR agent IN ({marks}))" if query.agents else "imported = 0")
+            args += list(query.agents)
         if query.cursor is not None:
             where.append("(last_activity < ? OR (last_activity = ? AND thread_id < ?))")
             args += [query.cursor[0], query.cursor[0], query.cursor[1]]
@@ -231,9 +297,10 @@ class SqliteIndex:
             raise _unavailable("index query failed", exc) from exc
 
 
-def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow], *,
+          kept: Sequence[SessionRow] = ()) -> None:
     db.executemany(_INSERT_SESSION, [_values(r) for r in rows])
-    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(rows)])
+    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of([*kept, *rows])])
     for statement in _INDEXES:  # built once, after the bulk insert
         db.execute(statement)
 

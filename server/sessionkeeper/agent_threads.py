@@ -1,0 +1,246 @@
+"""The Keeper's agent threads: Codex and Claude Code sessions imported, checked, resumed by the agent.
+
+Import is lazy: never when a Keeper is made, only when threads are listed (or an id is not found),
+then again when something changed — at most once a second, or, while a surface watches the
+agents' roots (`watching_agents`), only after it said they changed (`agents_changed`).
+A check reads the agent's file afresh, redacts it, merges the hook journal when there is one
+(`recovery.sources`), gives the recorded baseline the repository identity the index remembered
+for the session's cwd, and assesses it like any thread. A resume never starts a session of ours:
+it answers with the agent's own command, and only when the plan lets the thread continue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
+from .recovery.plan import plan
+from .recovery.report import DECISIONS, AgentCommand, Decision, Report
+from .store.index import SUBAGENT, FileCheckpoint, SessionRow
+
+if TYPE_CHECKING:
+    from .agents.base import AgentFile
+    from .agents.importer import AgentSources, ImportCounts
+    from .recovery.replay import Replayed
+    from .store.reader import Rollout
+    from .store.store import Store
+
+Progress = Callable[[int, int], None]
+FRESH_S = 1.0
+"""Without a watcher, listings within this long of an import reuse it."""
+IDENTITY_SOURCE = "Session Keeper's index: the repository found at the session's cwd when imported"
+
+
+class AgentThreads:
+    """Mixin of `Keeper`: imported agent threads (needs store, _assess, journal_rollouts)."""
+
+    agent_sources: AgentSources | None
+    watching_agents: bool = False
+    _agents_at: float | None = None  # monotonic time of the last import (None: never, or changed)
+
+    @property
+    def store(self) -> Store:  # provided by Keeper
+        raise NotImplementedError
+
+    def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
+                requested: dict[str, Any] | None) -> Report:  # provided by Keeper
+        raise NotImplementedError
+
+    def journal_rollouts(self, agent: str, agent_session_id: str) -> list[Rollout]:  # Journals
+        raise NotImplementedError
+
+    # ---- importing ------------------------------------------------------------------------------
+
+    def agents_changed(self) -> None:
+        """The agents' roots changed (a watcher saw it): the next listing imports again."""
+        self._agents_at = None
+
+    def import_agents(self, progress: Progress | None = None, *,
+                      force: bool = False) -> ImportCounts | None:
+        """Import what changed in the agents' files (None: no sources, or nothing can have changed).
+
+        `progress(done, total)` is called when files are read (first with done 0).
+        """
+        if self.agent_sources is None:
+            return None
+        if not force and self._agents_at is not None and (
+                self.watching_agents or time.monotonic() - self._agents_at < FRESH_S):
+            return None
+        from .agents.importer import import_agents
+
+        sources = self.agent_sources
+        try:
+            counts = self.store.with_index(lambda index: import_agents(index, sources,
+                                                                       progress=progress))
+        except IndexBusy:
+            return None  # another process writes the index: the next listing goes on
+        self._agents_at = time.monotonic()
+        return counts
+
+    def agent_filter(self) -> tuple[str, ...]:
+        """The agents whose imported threads a listing shows (none without sources)."""
+        return () if self.agent_sources is None else tuple(self.agent_sources.enabled())
+
+    # ---- finding a thread's files ----------------------------------------------------------------
+
+    def agent_sessions(self, thread_id: str) -> list[tuple[SessionRow, FileCheckpoint]]:
+        """The imported session rows of a thread with their files ([]: not an agent thread).
+
+        An id the index does not know makes the agents be imported first (it may be a new one).
+        """
+        found = self.store.imported_sessions(thread_id)
+        if not found and self.agent_sources is not None and self.store.thread_row(thread_id) is None:
+            self.import_agents(force=True)
+            found = self.store.imported_sessions(thread_id)
+        return found
+
+    def is_agent_thread(self, thread_id: str) -> bool:
+        """True for a thread read from an agent's own files."""
+        return bool(self.agent_sessions(thread_id))
+
+    def _main(self, thread_id: str) -> tuple[SessionRow, FileCheckpoint,
+                                             list[tuple[SessionRow, FileCheckpoint]]]:
+        found = self.agent_sessions(thread_id)
+        main = [(r, f) for r, f in found if r.source != SUBAGENT]
+        if not main:
+            raise UnknownThread(f"no agent session {thread_id} (only sub-agent transcripts of it)"
+                                if found else f"no thread {thread_id}")
+        row, file = main[-1]
+        return row, file, [(r, f) for r, f in found if r.source == SUBAGENT]
+
+    # ---- checking ---------------------------------------------------------------------------
+
+    def replay_agent(self, thread_id: str) -> Replayed:
+        """An agent thread rebuilt from its file (read now, redacted) and its hook journal."""
+        from . import agents
+        from .recovery.sources import replay_with_journal
+
+        row, file, _ = self._main(thread_id)
+        agent = agents.get(file.agent)
+        try:
+            log = agent.load(_file_of(file))
+        except AgentLogUnreadable:
+            self.import_agents(force=True)  # moved (archived), or gone: the index learns it
+            row, file, _ = self._main(thread_id)
+            log = agent.load(_file_of(file))
+        log = _redacted(log)
+        replayed = replay_with_journal(log, self.journal_rollouts(file.agent, row.thread_id),
+                                       agent=file.agent)
+        return _with_identity(replayed, (row.summary or {}).get("identity"))
+
+    def check_agent(self, thread_id: str, *, workspace: str,
+                    requested: dict[str, Any] | None = None) -> Report:
+        """The resume report of an agent thread here (nothing changes anywhere)."""
+        replayed = self.replay_agent(thread_id)
+        report = self._assess(thread_id, replayed, workspace=workspace, requested=requested)
+        return dataclasses.replace(report, notes=report.notes + self._agent_notes(thread_id,
+                                                                                  replayed))
+
+    def _agent_notes(self, thread_id: str, replayed: Replayed) -> list[str]:
+        notes = []
+        _, _, subagents = self._main(thread_id)
+        doubt = sum(int(((r.summary or {}).get("agent") or {}).get("in_doubt") or 0)
+                    for r, _ in subagents)
+        if subagents:
+            notes.append(f"{len(subagents)} sub-agent transcript(s) belong to this thread"
+                         + (f"; {doubt} of their tool call(s) never finished" if doubt else ""))
+        journal = (replayed.meta.get("data") or {}).get("journal")
+        if isinstance(journal, dict) and (journal.get("damaged_lines") or journal.get("torn_tail")):
+            notes.append("the hook journal of this session is damaged "
+                         f"(lines {journal.get('damaged_lines')}); its facts may be incomplete")
+        return notes
+
+    # ---- resuming through the agent -------------------------------------------------------------
+
+    def resume_agent(self, thread_id: str, *, workspace: str, decision: Decision | None = None,
+                     requested: dict[str, Any] | None = None
+                     ) -> tuple[Report, AgentCommand | None]:
+        """Check, then the agent's own command to run (None when nothing may continue).
+
+        Never on `blocked` (a relocation checks again where the repository now is), on `drift`
+        only with a decision; `fork` gives the agent's fork command. Nothing of ours is written.
+        """
+        from . import agents
+
+        if decision is not None and decision not in DECISIONS:
+            raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
+        report = self.check_agent(thread_id, workspace=workspace, requested=requested)
+        action = plan(report, decision)
+        if action.kind == "relocate" and action.workspace:
+            return self.resume_agent(thread_id, workspace=action.workspace, decision="relocate",
+                                     requested=requested)
+        report = dataclasses.replace(report, decision=decision)
+        _, file, _ = self._main(thread_id)
+        agent = agents.get(file.agent)
+        if action.kind == "export":
+            replayed = self.replay_agent(thread_id)
+            path = self.store.write_export(thread_id, {"meta": replayed.meta,
+                                                       "state": replayed.state.snapshot(),
+                                                       "report": report.to_json()})
+            return dataclasses.replace(report, export_path=str(path)), None
+        argv = (agent.resume_command(thread_id) if action.kind == "continue"
+                else agent.fork_command(thread_id) if action.kind == "fork" else None)
+        if argv is None:
+            return report, None
+        cwd = report.workspace
+        import shlex
+
+        return report, AgentCommand(argv=list(argv), cwd=cwd, display=shlex.join(argv))
+
+
+def _file_of(file: FileCheckpoint) -> AgentFile:
+    """The reader's AgentFile of an imported file."""
+    from pathlib import Path
+
+    from .agents.base import AgentFile
+
+    return AgentFile(file.agent, file.kind, Path(file.path), Path(file.root),
+                     archived=file.archived, parent=file.parent,
+                     companions=tuple(Path(c[0]) for c in file.companions))
+
+
+def _redacted(log: Rollout) -> Rollout:
+    """An agent's rollout with credentials redacted from every record (before any report)."""
+    from .redact import redact_value
+
+    meta = redact_value(log.meta) if log.meta is not None else None
+    return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
+
+
+def _with_identity(replayed: Replayed, identity: object) -> Replayed:
+    """The recorded baseline with the repository identity the index remembered for its cwd.
+
+    Only when the baseline names no root commit (an agent's log never does; our journal does)
+    and the identity was found at the same cwd; the baseline's paths become the repository's.
+    """
+    from .recovery.subsystems.worktree import Worktree
+
+    if not isinstance(identity, dict) or not identity.get("root_commits"):
+        return replayed
+    worktree = replayed.state.get(Worktree)
+    state = worktree.snapshot()
+    baseline, cwd = state.get("baseline"), state.get("cwd")
+    if not isinstance(baseline, dict) or not cwd:
+        return replayed
+    if (baseline.get("identity") or {}).get("root_commits"):
+        return replayed
+    if os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
+        return replayed
+    known = baseline.get("identity") or {}
+    baseline["identity"] = {"root_commits": list(identity["root_commits"]),
+                            "remote_url": known.get("remote_url") or identity.get("remote_url")}
+    for key in ("repo_root", "worktree"):
+        if identity.get(key):
+            baseline[key] = identity[key]
+    worktree.restore(state)
+    data = dict(replayed.meta.get("data") or {})
+    facts = dict(data.get("facts") or {})
+    facts["identity"] = {"source": IDENTITY_SOURCE, "as_of": identity.get("as_of"),
+                         "origin": "index", "exact": True}
+    data["facts"] = facts
+    replayed.meta = {**replayed.meta, "data": data}
+    return replayed
