@@ -138,28 +138,61 @@ def _resume(hook: HookInput, store: str | None, root: Path, *, block_drift: bool
         return answers.context("SessionStart", telling.verified_digest(known), outcome="ok",
                                message=note)
     keeper = _keeper(store)
-    if not _has_journal(keeper, hook):
+    journaled = _has_journal(keeper, hook)
+    report = _check(keeper, hook) if journaled else _log_report(hook)
+    if report is None:  # hooks came after the session started and its log cannot be read
         if not os.path.isdir(hook.cwd):
-            return answers.nothing("unchecked", note=f"no journal of this session and its cwd "
+            return answers.nothing("unchecked", note=f"no record of this session and its cwd "
                                                      f"{hook.cwd} is gone: nothing checked")
         with _writing(keeper, hook, root) as journal:
             journal.transition("resume", f"{hook.agent} SessionStart (resume): first record of it")
         return answers.context("SessionStart", telling.first_record("a resume"), outcome="recorded")
-    report = _check(keeper, hook)
     state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
     stops = report.verdict == "blocked" or (report.verdict == "drift" and block_drift)
     if stops and not state.take_pass(root, hook.agent, hook.session_id):
         return _stop(hook, keeper, root, report, why="blocked" if report.verdict == "blocked"
-                     else "drift, and the policy is block-on-drift")
+                     else "drift, and the policy is block-on-drift", journaled=journaled)
+    if report.verdict == "ok" or not journaled:
+        with _writing(keeper, hook, root) as journal:  # a journal's first session starts here
+            journal.transition("resume", f"{report.verdict}: " + (
+                "verified" if report.verdict == "ok" else "the model was told")
+                + ("" if journaled else " (checked against the agent's log)"),
+                decision=None if report.verdict == "ok" else "continue")
     if report.verdict == "ok":
-        with _writing(keeper, hook, root) as journal:
-            journal.transition("resume", "verified: ok")
         return answers.context("SessionStart", telling.verified(report), outcome="ok",
                                message=note)
     text, message = telling.changed(report)
-    _continue(keeper, hook, root, report,
-              reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"))
+    if journaled:
+        _continue(keeper, hook, root, report,
+                  reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"))
     return answers.context("SessionStart", text, message=message, outcome=report.verdict)
+
+
+def _log_report(hook: HookInput) -> Report | None:
+    """The resume check of the agent's own log (reconstructed facts), for a session that has no
+    journal yet; None when the transcript cannot be read."""
+    from ..errors import SessionKeeperError
+
+    if not hook.transcript_path or not os.path.isfile(hook.transcript_path):
+        return None
+    path = Path(hook.transcript_path)
+    top = "projects" if hook.agent == "claude" else "sessions"
+    roots = [p.parent for p in path.parents if p.name in (top, "archived_sessions")]
+    if not roots:
+        return None
+    try:
+        from .. import agents
+        from ..agents.base import AgentFile
+        from ..recovery.assess import assess
+        from ..recovery.baseline import current_workspace
+        from ..recovery.sources import replay_with_journal
+
+        reader = agents.get(hook.agent)
+        log = reader.load(AgentFile(hook.agent, "session", path, roots[0]))
+        replayed = replay_with_journal(log, [], agent=hook.agent)
+        return assess(replayed, current_workspace(hook.cwd), thread_id=hook.session_id)
+    except (SessionKeeperError, OSError, ValueError):
+        return None
 
 
 def _check(keeper: Keeper, hook: HookInput) -> Report:
@@ -196,15 +229,16 @@ def _continue(keeper: Keeper, hook: HookInput, root: Path, report: Report, *, re
     _remember(keeper, hook, root)
 
 
-def _stop(hook: HookInput, keeper: Keeper, root: Path, report: Report, *,
-          why: str) -> answers.Answer:
+def _stop(hook: HookInput, keeper: Keeper, root: Path, report: Report, *, why: str,
+          journaled: bool = True) -> answers.Answer:
     reason, context = telling.refused(report, agent=hook.agent, session_id=hook.session_id, why=why)
     if hook.agent == "claude":
         state.set_gate(root, state.Gate(agent=hook.agent, session_id=hook.session_id,
                                         verdict=report.verdict, reason=reason, cwd=hook.cwd))
-    with _writing(keeper, hook, root) as journal:
-        journal.transition("resume", f"{report.verdict}: stopped by the hook ({why})",
-                           decision="cancel")
+    if journaled:  # a journal is never started in a place the session must not go on in
+        with _writing(keeper, hook, root) as journal:
+            journal.transition("resume", f"{report.verdict}: stopped by the hook ({why})",
+                               decision="cancel")
     return answers.stop_session(hook.agent, reason, text=context)
 
 
@@ -216,8 +250,12 @@ def _prompt(hook: HookInput, root: Path, store: str | None) -> answers.Answer:
     if " ".join((hook.prompt or "").split()).lower() == telling.ACK_PROMPT:
         state.lift_gate(root, hook.agent, hook.session_id)
         keeper = _keeper(store)
-        _continue(keeper, hook, root, _check(keeper, hook),
-                  reason=f"{gate.verdict}: acknowledged in the session")
+        reason = f"{gate.verdict}: acknowledged in the session"
+        if _has_journal(keeper, hook):
+            _continue(keeper, hook, root, _check(keeper, hook), reason=reason)
+        else:  # the user chose to go on here: the journal starts here
+            with _writing(keeper, hook, root) as journal:
+                journal.transition("resume", reason, decision="continue")
         return answers.block_prompt("Session Keeper: acknowledged — the session continues here "
                                     "(what changed was told to the model). Send your prompt again.")
     return answers.block_prompt(gate.reason)

@@ -192,3 +192,22 @@ def test_codex_itself_reports_our_hooks_as_trusted_with_the_hash_we_wrote(
     theirs = [h for h in hooks if "their-own-hook" in (h.get("command") or "")]
     assert [h["trustStatus"] for h in theirs] == ["untrusted"]  # another tool's hook stays for review
     assert os.path.realpath(str(driver.root / "hooks.json")) in ours[0]["key"]
+
+
+def test_hooks_installed_after_the_session_started_check_the_agents_own_log(
+        fresh: Callable[[], Driver], tmp_path: Path) -> None:
+    """`fresh` agent: a session run without hooks; hooks installed; a branch switch; a resume."""
+    driver = fresh()
+    driver.run("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")
+    store = tmp_path / "store"
+    _sk("hooks", "install", "--agent", driver.agent, "--config-dir", str(driver.root),
+        "--store", str(store))
+    git(driver.repo, "checkout", "-q", "-b", "later")
+    seen = len(driver.fake.requests)
+    driver.run("Go on.\nRUN: echo again > c.txt && echo wrote-c", resume=True)
+    sent = _requests_after(driver, seen)
+    assert f"branch: {BRANCH} → later" in sent
+    assert "reconstructed from the agent's log" in sent
+    journal = Keeper(store, read_only=True).read_journal(driver.agent, str(driver.session_id))
+    assert journal is not None  # the journal starts with this resume: exact from here on
+    assert journal.state.summaries()["operations"]["committed"] == 1
