@@ -38,7 +38,7 @@ from .recovery.replay import Replayed, replay
 from .recovery.report import DECISIONS, Decision, Report
 from .recovery.state import SessionState
 from .recovery.subsystems.worktree import Worktree
-from .recovery.summary import ThreadSummary, estimate_state, status_summary, thread_summary
+from .recovery.summary import BaselineSource, ThreadSummary, estimate_state, status_summary, thread_summary
 from .redact import redact_value
 from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
@@ -216,14 +216,19 @@ class Keeper(ContentActions, Journals, AgentThreads):
         (repository, branch, HEAD; one git look-up for the whole page)."""
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
                          limit=limit, agent=agent, progress=progress)
+        hooked = self.journaled(rows)
+        baseline: dict[str, BaselineSource] = {
+            row.thread_id: "hook" if row.thread_id in hooked else "log"
+            for row in rows if row.agent in ("codex", "claude")}
         if not rows or workspace is None:  # no workspace: nothing to estimate against
-            return [thread_summary(row) for row in rows]
+            return [thread_summary(row, baseline=baseline.get(row.thread_id)) for row in rows]
         root = os.path.realpath(workspace)
         try:
             current = capture(root, dirty=False) if os.path.isdir(root) else None
         except GitRefused:
             current = None
-        return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
+        return [thread_summary(row, estimate=estimate_state(row, current),
+                               baseline=baseline.get(row.thread_id)) for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
         """Rebuild a thread's state from its latest snapshot and the tail after it.

@@ -24,11 +24,14 @@ from .errors import InvalidId, InvalidWorkspace, ThreadBusy, UnknownThread
 from .store.layout import ensure_private_dir
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .api import Keeper
     from .events import Durability
     from .recovery.replay import Replayed
     from .schema import ClientInfo
     from .session import Session, SessionPolicy
+    from .store.index import ThreadRow
     from .store.reader import Rollout
     from .store.store import Store
 
@@ -123,6 +126,17 @@ class Journals:
             return sub.store.read_thread(thread, full=True)
         except UnknownThread:
             return []
+
+    def journaled(self, rows: Iterable[ThreadRow]) -> set[str]:
+        """The agent threads among `rows` that have a hook journal (their baseline is exact)."""
+        out: set[str] = set()
+        for agent in {row.agent for row in rows if row.agent in _AGENT_NAMES}:
+            if not os.path.isdir(journal_root(self.store.layout.root, agent)):
+                continue
+            sub = self.journal_keeper(agent)
+            out |= {row.thread_id for row in rows if row.agent == agent
+                    and sub.store.thread_row(row.thread_id) is not None}
+        return out
 
     def read_journal(self, agent: str, agent_session_id: str) -> Replayed | None:
         """An agent session's journal folded on its own, or None when there is none."""

@@ -19,6 +19,9 @@ from .subsystems.verifier import VerifierState
 from .subsystems.worktree import Worktree
 
 ResumeState = Literal["ok", "drift", "blocked"]
+BaselineSource = Literal["hook", "log"]
+"""Where an agent thread's recorded baseline comes from: `hook` — Session Keeper's hook journal
+(exact, with the commit SHA) — or `log` — reconstructed from the agent's own log."""
 
 
 class StatusSummary(TypedDict):
@@ -110,6 +113,9 @@ class ThreadSummary:
     """Why the estimate is not ok, in a few words (e.g. "branch fix/payment → main")."""
     current: bool = False
     """The thread is the editor's current session."""
+    baseline: BaselineSource | None = None
+    """Agent threads: `hook` when Session Keeper's hooks recorded the baseline (exact, with the
+    SHA), `log` when it is reconstructed from the agent's own log; None for our own threads."""
 
 
 def todos_of(summary: Any) -> Progress | None:
@@ -130,7 +136,7 @@ def tests_of(summary: Any) -> TestResults | None:
 
 def thread_summary(row: ThreadRow, *, live: StatusSummary | None = None,
                    estimate: tuple[ResumeState, str | None] | None = None,
-                   current: bool = False) -> ThreadSummary:
+                   current: bool = False, baseline: BaselineSource | None = None) -> ThreadSummary:
     """A ThreadSummary from an index row (or the live session's summary) and an estimate."""
     summary: Any = live or row.summary or {}
     state, reason = estimate if estimate is not None else (None, None)
@@ -141,7 +147,7 @@ def thread_summary(row: ThreadRow, *, live: StatusSummary | None = None,
         session_count=row.session_count, event_count=row.event_count, damaged=row.damaged,
         forked_from=row.forked_from, todos=todos_of(summary), tests=tests_of(summary),
         cost_usd=summary.get("cost_usd"),
-        state=state, state_reason=reason, current=current,
+        state=state, state_reason=reason, current=current, baseline=baseline,
     )
 
 

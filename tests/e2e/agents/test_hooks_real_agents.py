@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
 from tests.conftest import git, init_repo
 from tests.e2e.agents.drive import BRANCH, Driver
@@ -200,6 +201,7 @@ def test_hooks_installed_after_the_session_started_check_the_agents_own_log(
     driver = fresh()
     driver.run("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")
     store = tmp_path / "store"
+    assert _baseline_of(driver, store) == "log"  # what the session view shows: reconstructed
     _sk("hooks", "install", "--agent", driver.agent, "--config-dir", str(driver.root),
         "--store", str(store))
     git(driver.repo, "checkout", "-q", "-b", "later")
@@ -211,3 +213,12 @@ def test_hooks_installed_after_the_session_started_check_the_agents_own_log(
     journal = Keeper(store, read_only=True).read_journal(driver.agent, str(driver.session_id))
     assert journal is not None  # the journal starts with this resume: exact from here on
     assert journal.state.summaries()["operations"]["committed"] == 1
+    assert _baseline_of(driver, store) == "hook"
+
+
+def _baseline_of(driver: Driver, store: Path) -> str | None:
+    """ThreadSummary.baseline of the driver's session as a listing shows it."""
+    sources = AgentSources(agents=(driver.agent,), roots={driver.agent: (str(driver.root),)})
+    rows = Keeper(store, agents=sources).threads()
+    [row] = [r for r in rows if r.thread_id == driver.session_id]
+    return row.baseline
