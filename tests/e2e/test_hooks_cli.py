@@ -143,3 +143,45 @@ def test_a_real_resume_hook_answers_json_the_agent_reads(home: dict[str, str], r
     answer = json.loads(done.stdout)
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "nothing changed since it last ran" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+_AUDITED = """
+import json, runpy, sys
+OUT = sys.argv[1]
+seen = []
+def audit(event, args):
+    if event.startswith(("socket.", "urllib.", "http.")) or event in ("ssl.wrap_socket",):
+        seen.append(event)
+sys.addaudithook(audit)
+sys.argv = ["sessionkeeper", *sys.argv[2:]]  # python -c CODE OUT hook ...
+try:
+    runpy.run_module("sessionkeeper", run_name="__main__")
+except SystemExit:
+    pass
+with open(OUT, "w") as handle:
+    json.dump(seen, handle)
+"""
+
+
+def test_no_hook_ever_opens_a_network_connection(home: dict[str, str], repo: Path,
+                                                 tmp_path: Path) -> None:
+    """Fixture: `repo`; every event of a session as real processes, with a Python audit hook
+    recording every socket, urllib and http event they raise."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    calls: list[tuple[str, dict[str, Any]]] = [("SessionStart", {"source": "startup"}),
+             ("UserPromptSubmit", {"prompt": "hi"}),
+             ("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"},
+                             "tool_use_id": "call_n1"}),
+             ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"},
+                              "tool_use_id": "call_n1", "tool_response": "x"}),
+             ("PreCompact", {"trigger": "auto"}), ("PostCompact", {"trigger": "auto"}),
+             ("SessionStart", {"source": "resume"})]
+    for n, (event, fields) in enumerate(calls):
+        out = tmp_path / f"audit-{n}.json"
+        done = subprocess.run([sys.executable, "-c", _AUDITED, str(out), "hook", "--store",
+                               str(store), "codex", event],
+                              input=json.dumps(payload("codex", event, repo, **fields)).encode(),
+                              capture_output=True, timeout=120, env={**os.environ, **home})
+        assert done.returncode == 0 and b"failed open" not in done.stderr, done.stderr
+        assert json.loads(out.read_text()) == [], event
+    assert "nothing changed" in done.stdout.decode()
