@@ -323,3 +323,22 @@ def test_a_resume_of_a_session_without_a_journal_records_its_first_baseline(repo
     assert answer.outcome == "recorded" and "no earlier record" in context(answer)
     folded = journal(store_dir, "codex")
     assert folded is not None and folded.state.get(Worktree).recorded() is not None
+
+
+def test_a_failed_claude_tool_call_is_a_failed_operation_never_in_doubt(repo: Path,
+                                                                       store_dir: Path) -> None:
+    """Fixture: `repo`; a Bash call that exits 3 (Claude reports it in PostToolUseFailure)."""
+    _started("claude", repo, store_dir)
+    call("claude", "PreToolUse", repo, store_dir, tool_name="Bash",
+         tool_input={"command": "echo oops > err.txt && exit 3"}, tool_use_id="toolu_f1")
+    (repo / "err.txt").write_text("oops\n")
+    answer = call("claude", "PostToolUseFailure", repo, store_dir, tool_name="Bash",
+                  tool_input={"command": "echo oops > err.txt && exit 3"}, tool_use_id="toolu_f1",
+                  error="Exit code 3\noops", is_interrupt=False)
+    assert answer.outcome == "recorded"
+    [done] = [r for r in records(store_dir, "claude") if r["type"] == "operation"
+              and r["status"] != "started"]
+    assert (done["status"], done["result"]) == ("failed", {"error": "Exit code 3\noops"})
+    assert [r["path"] for r in records(store_dir, "claude") if r["type"] == "file_change"] == ["err.txt"]
+    resumed = call("claude", "SessionStart", repo, store_dir, source="resume")
+    assert resumed.outcome == "ok" and "never finished" not in context(resumed)

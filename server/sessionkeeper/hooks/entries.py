@@ -23,9 +23,11 @@ from typing import Any
 from .limits import TIMEOUT_S
 from .payload import EVENTS
 
-EVENTS_OF = {"claude": EVENTS, "codex": tuple(e for e in EVENTS if e != "SessionEnd")}
-"""The events each agent's hooks are installed for (Codex has no SessionEnd)."""
-_TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+EVENTS_OF = {"claude": EVENTS,
+             "codex": tuple(e for e in EVENTS if e not in ("SessionEnd", "PostToolUseFailure"))}
+"""The events each agent's hooks are installed for (Codex has no SessionEnd, and reports failed
+tool calls in PostToolUse)."""
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
 def hook_program() -> list[str]:

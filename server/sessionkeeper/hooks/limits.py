@@ -2,9 +2,9 @@
 config (always above the limit, so the agent never has to kill a hook of ours)."""
 
 BUDGET_S = {"SessionStart": 8.0, "UserPromptSubmit": 4.0, "PreToolUse": 6.0, "PostToolUse": 8.0,
-            "PreCompact": 4.0, "PostCompact": 4.0, "SessionEnd": 1.0}
+            "PostToolUseFailure": 8.0, "PreCompact": 4.0, "PostCompact": 4.0, "SessionEnd": 1.0}
 """The hard internal time limit of each hook (seconds): past it the hook fails open."""
 TIMEOUT_S = {"SessionStart": 15, "UserPromptSubmit": 10, "PreToolUse": 15, "PostToolUse": 15,
-             "PreCompact": 10, "PostCompact": 10, "SessionEnd": 2}
+             "PostToolUseFailure": 15, "PreCompact": 10, "PostCompact": 10, "SessionEnd": 2}
 """The timeout written into the agent's config (Claude caps SessionEnd hooks at 1.5 s unless
 configured otherwise; the 1 s limit stays below that)."""

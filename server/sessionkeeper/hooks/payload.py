@@ -21,9 +21,10 @@ from ..errors import HookInputInvalid
 
 AGENTS = ("claude", "codex")
 """The agents whose hooks Session Keeper answers."""
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
-          "PostCompact", "SessionEnd")
-"""The hook events Session Keeper answers (Codex has no SessionEnd)."""
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+          "PreCompact", "PostCompact", "SessionEnd")
+"""The hook events Session Keeper answers (Codex has neither SessionEnd nor PostToolUseFailure:
+Claude Code reports a failed tool call — a command exiting non-zero — there, not in PostToolUse)."""
 START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 """SessionStart's `source` values (Claude reports a fork as `fork` since v2.1.214)."""
 MAX_STDIN = 32 << 20
@@ -31,7 +32,7 @@ MAX_STDIN = 32 << 20
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CALL = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,10 +51,12 @@ class HookInput:
     prompt: str | None = None
     """UserPromptSubmit: what the user typed."""
     tool_use_id: str | None = None
-    """Pre/PostToolUse: the agent's id of the call (Claude `toolu_…`, Codex `call_…`)."""
+    """Pre/PostToolUse(Failure): the agent's id of the call (Claude `toolu_…`, Codex `call_…`)."""
     tool_name: str | None = None
     tool_input: Any = None
     tool_response: Any = None
+    error: str | None = None
+    """PostToolUseFailure: what failed (e.g. "Exit code 3")."""
     trigger: str | None = None
     """Pre/PostCompact: manual or auto."""
     reason: str | None = None
@@ -128,7 +131,8 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
             raise HookInputInvalid(f"tool_use_id {str(call)[:70]!r} is not 1-64 characters of "
                                    "[A-Za-z0-9_-]")
         fields.update(tool_use_id=call, tool_name=_text(data, "tool_name", required=True),
-                      tool_input=data.get("tool_input"), tool_response=data.get("tool_response"))
+                      tool_input=data.get("tool_input"), tool_response=data.get("tool_response"),
+                      error=_text(data, "error"))
     elif event in ("PreCompact", "PostCompact"):
         fields["trigger"] = _text(data, "trigger")
     elif event == "SessionEnd":

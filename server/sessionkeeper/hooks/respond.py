@@ -6,7 +6,7 @@
                                               (block-on-drift: as blocked); blocked → Codex stops,
                                               Claude is gated (its prompts are blocked)
     UserPromptSubmit                          the gate (and its acknowledgement prompt)
-    PreToolUse / PostToolUse                  operation started / committed, file versions
+    PreToolUse / PostToolUse(Failure)         operation started / committed (failed), file versions
     PreCompact / PostCompact / SessionEnd     lifecycle records
 
 The journal is `Keeper.journal(agent, session id)`: Session Keeper's own native records of the
@@ -52,7 +52,7 @@ def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
     keeper = _keeper(store)
     if hook.event == "SessionStart":
         return _start(hook, keeper, root)
-    if hook.event in ("PreToolUse", "PostToolUse"):
+    if hook.event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
         from .tools import record_tool
 
         with _writing(keeper, hook, root) as journal:

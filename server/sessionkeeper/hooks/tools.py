@@ -3,7 +3,8 @@
     PreToolUse    edited files' content before the call (`seen`, when the session lacks it);
                   the operation `started` (id = the agent's tool_use_id / call_id, args digest),
                   durably, before the tool runs
-    PostToolUse   the operation `committed` (its result when small); the files the tool wrote,
+    PostToolUse   the operation `committed` (its result when small) — `failed`, with the error,
+                  for Claude Code's PostToolUseFailure; the files the tool wrote,
                   read now (content into the blob store, so a rewind can restore them); after a
                   shell call, every file that differs from the last version the session knows;
                   the todo list of a TodoWrite / update_plan; a new baseline when HEAD moved
@@ -168,8 +169,10 @@ def record_tool(journal: Session, hook: HookInput) -> None:
             event["args"] = args
         journal.record(event, durability=Durability.DURABLE)
         return
-    result = hook.tool_response
-    done: Record = {"type": "operation", "operation_id": call, "tool": tool, "status": "committed",
+    failed = hook.event == "PostToolUseFailure"
+    result = {"error": hook.error} if failed else hook.tool_response
+    done: Record = {"type": "operation", "operation_id": call, "tool": tool,
+                    "status": "failed" if failed else "committed",
                     "result_persisted": _small(result) and result is not None}
     if done["result_persisted"]:
         done["result"] = result
@@ -179,7 +182,7 @@ def record_tool(journal: Session, hook: HookInput) -> None:
     if tool in SHELL_TOOLS:
         edited = list(dict.fromkeys([*edited, *_shell_changes(journal)]))
     _record_files(journal, edited, seen=False)
-    if tool in TODO_TOOLS and (todo := _todos(hook)) is not None:
+    if tool in TODO_TOOLS and not failed and (todo := _todos(hook)) is not None:
         journal.record(todo)
     if tool in SHELL_TOOLS and _head_moved(journal, hook.cwd):
         refresh_baseline(journal, hook.cwd)

@@ -222,3 +222,19 @@ def _baseline_of(driver: Driver, store: Path) -> str | None:
     rows = Keeper(store, agents=sources).threads()
     [row] = [r for r in rows if r.thread_id == driver.session_id]
     return row.baseline
+
+
+def test_a_failing_command_is_finished_in_the_ledger_never_in_doubt(
+        hooked: tuple[Driver, Path]) -> None:
+    """`hooked`: the model's shell call exits 3 (Claude reports it in PostToolUseFailure)."""
+    driver, store = hooked
+    driver.run("Fail please.\nRUN: echo oops && exit 3")
+    ledger = Keeper(store, read_only=True).read_journal(driver.agent, str(driver.session_id))
+    assert ledger is not None
+    [call] = driver.fake.calls
+    entry = ledger.state.summaries()["operations"]
+    assert entry["in_doubt"] == 0 and entry["in_doubt_operations"] == []
+    statuses = [r["status"] for rollout in Keeper(store, read_only=True).journal_rollouts(
+        driver.agent, str(driver.session_id)) for r in rollout.records
+        if r["type"] == "operation" and r["operation_id"] == call]
+    assert statuses == ["started", "failed" if driver.agent == "claude" else "committed"]
