@@ -1,6 +1,6 @@
 """What a hook prints, in each agent's own output format, and what each field really does.
 
-Measured with Claude Code 2.1.332 and Codex CLI 0.171.0 (recipe §6):
+Observed with Claude Code 2.1.332 and Codex CLI 0.171.0 (and checked in tests/e2e/agents/):
 - `hookSpecificOutput.additionalContext` reaches the model in both (Claude: a system message,
   Codex: a developer message), and both replay it later;
 - SessionStart `continue:false` + `stopReason` stops Codex (no model request) and is ignored by

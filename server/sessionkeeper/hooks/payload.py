@@ -1,10 +1,10 @@
 """What an agent's hook sends on stdin, parsed and checked into one frozen `HookInput`.
 
-Both agents send one JSON object (`../shared` recipe §1.5, §2.4, §6): the session id, the
-transcript path, the cwd and the event's name, plus per event the SessionStart `source`, the
+Both agents send one JSON object (as the real CLIs do in tests/e2e/agents/): the session id,
+the transcript path, the cwd and the event's name, plus per event the SessionStart `source`, the
 prompt, the tool call (`tool_use_id` — Codex sends its `call_id` there — `tool_name`,
-`tool_input`, `tool_response`), the compaction `trigger`, the SessionEnd `reason`. Everything
-else is ignored. Invariant: a `HookInput` names a known agent and event, a canonical lowercase
+`tool_input`, `tool_response`, a failure's `error`), the compaction `trigger`, the SessionEnd
+`reason`. Everything else is ignored. Invariant: a `HookInput` names a known agent and event, a canonical lowercase
 UUID session id and an absolute cwd; anything else is a HookInputInvalid saying exactly what is
 wrong, and nothing is recorded for it. Stdlib only (json, re): the hook is a CLI start.
 """
