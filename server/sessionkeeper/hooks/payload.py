@@ -4,9 +4,9 @@ Both agents send one JSON object (as the real CLIs do in tests/e2e/agents/): the
 the transcript path, the cwd and the event's name, plus per event the SessionStart `source`, the
 prompt, the tool call (`tool_use_id` — Codex sends its `call_id` there — `tool_name`,
 `tool_input`, `tool_response`, a failure's `error`), the compaction `trigger`, the SessionEnd
-`reason`. Everything else is ignored. Invariant: a `HookInput` names a known agent and event, a canonical lowercase
-UUID session id and an absolute cwd; anything else is a HookInputInvalid saying exactly what is
-wrong, and nothing is recorded for it. Stdlib only (json, re): the hook is a CLI start.
+`reason`. Everything else is ignored. Invariant: a `HookInput` names a known agent and event, a
+canonical lowercase UUID session id and an absolute cwd; anything else is a HookInputInvalid
+saying exactly what is wrong, and nothing is recorded for it. Stdlib only (json, re): the hook is a CLI start.
 """
 
 from __future__ import annotations
