@@ -342,3 +342,30 @@ def test_a_failed_claude_tool_call_is_a_failed_operation_never_in_doubt(repo: Pa
     assert [r["path"] for r in records(store_dir, "claude") if r["type"] == "file_change"] == ["err.txt"]
     resumed = call("claude", "SessionStart", repo, store_dir, source="resume")
     assert resumed.outcome == "ok" and "never finished" not in context(resumed)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_files_the_hooks_recorded_can_be_diffed_and_rewound(agent: str, repo: Path,
+                                                            store_dir: Path) -> None:
+    """Fixture: `repo`; two Edit calls of payment.py recorded by the hooks, then a rewind of the
+    journal thread to before the second one."""
+    from sessionkeeper.api import Keeper
+
+    _started(agent, repo, store_dir)
+    texts = ["def charge(amount):\n    return round(amount)\n",
+             "def charge(amount):\n    return round(amount, 2)\n"]
+    for n, text in enumerate(texts):
+        edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "payment.py")},
+                "tool_use_id": f"toolu_e{n}", "tool_response": {}}
+        call(agent, "PreToolUse", repo, store_dir, **edit)
+        (repo / "payment.py").write_text(text)
+        call(agent, "PostToolUse", repo, store_dir, **edit)
+    sub = Keeper(store_dir).journal_keeper(agent)
+    first, _ = [r["seq"] for r in records(store_dir, agent)
+                if r["type"] == "file_change" and r["author"] == "agent"]
+    [diff] = sub.diff(SID, to_seq=first)
+    assert "+    return round(amount)" in diff.text and "-    return amount" in diff.text
+    report = sub.rewind(SID, to_seq=first)
+    outcome = report.outcome("payment.py")
+    assert outcome is not None and outcome.status == "written", outcome
+    assert (repo / "payment.py").read_text() == texts[0]
