@@ -160,8 +160,8 @@ def agent_file(path: str, session: str | None, *, agent: str = "claude", size: i
 def imported(session: str, thread: str, path: str, *, last: str = "2026-01-01T00:00:00.000Z",
              **fields: object) -> SessionRow:
     """The session row an agent file makes."""
-    values: dict[str, object] = {"agent": "claude", "imported": True, "path": path, **fields}
-    return row(session, thread, last=last, **values)
+    changes: dict[str, object] = {"agent": "claude", "imported": True, "path": path, **fields}
+    return dataclasses.replace(row(session, thread, last=last), **changes)
 
 
 def test_agent_files_are_stored_with_their_rows_and_listed_without_checkpoints(
