@@ -122,7 +122,7 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
                 counts: ImportCounts) -> tuple[FileCheckpoint, list[SessionRow]] | None:
     """Read one changed file from its checkpoint: its new FileCheckpoint and row (None: vanished)."""
     stored = index.agent_file(str(file.path))
-    before = _parse(stored.checkpoint if stored is not None else None)
+    before = _parse(stored) if stored is not None else _Stored()
     reader = get(agent)
     try:
         try:
@@ -170,15 +170,22 @@ class _Stored:
     identity: dict[str, Any] | None = None
 
 
-def _parse(text: str | None) -> _Stored:
-    """The stored checkpoint text of a file; an unreadable one is no checkpoint (a full read)."""
-    if not text:
+def _parse(stored: FileCheckpoint) -> _Stored:
+    """The stored checkpoint of a file; an unreadable one is no checkpoint (a full read).
+
+    The file's own path and its companions' come from the row (kept as they are: they are how
+    the file is found), not from the redacted text, so a path that looks like a credential
+    never makes every read a full one.
+    """
+    if not stored.checkpoint:
         return _Stored()
     try:
-        raw = orjson.loads(text)
+        raw = orjson.loads(stored.checkpoint)
         if raw.get("v") != _VERSION:
             return _Stored()
-        return _Stored(Checkpoint.from_json(raw["reader"]), raw.get("todos"), raw.get("identity"))
+        reader = {**raw["reader"], "path": stored.path,
+                  "companions": [list(c) for c in stored.companions]}
+        return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()
 

@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import astuple, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ def _values(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
              THREAD_COLUMNS if isinstance(row, ThreadRow) else FILE_COLUMNS)
     return tuple(orjson.dumps(v).decode() if n in _JSON and v is not None
                  else int(v) if n in _BOOL else v
-                 for n, v in zip(names, astuple(row), strict=True))
+                 for n, v in ((n, getattr(row, n)) for n in names))  # no deep copy (astuple)
 
 
 def _decoded(row: sqlite3.Row) -> dict[str, Any]:
