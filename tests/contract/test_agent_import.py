@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
+from sessionkeeper.errors import InvalidId
 from sessionkeeper.store.index import ListQuery
 from tests.unit._agents import AGENT_FIXTURES, codex_home, generator, tree_digest
 
@@ -99,3 +100,22 @@ def test_a_read_only_store_imports_in_memory_and_the_agent_home_is_never_written
     assert keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(tmp_path)).agent == "claude"
     assert (store_dir / "state.db").read_bytes() == before_db
     assert tree_digest(home) == before_home
+
+
+def test_resuming_an_agent_thread_through_the_api_never_writes_a_session_of_ours(
+        store_dir: Path, repo: Path, tmp_path: Path) -> None:
+    """Fixture: `repo` and a Codex home with one thread created in it."""
+    keeper = _keeper(store_dir, codex=codex_home(repo, tmp_path / "codexhome"))
+    report, session = keeper.resume(GEN.CODEX_THREAD, workspace=str(repo))
+    assert (report.verdict, report.agent, session) == ("ok", "codex", None)
+    _, command = keeper.resume_agent(GEN.CODEX_THREAD, workspace=str(repo))
+    assert command is not None and command.argv == ["codex", "resume", GEN.CODEX_THREAD]
+    assert not list((store_dir / "sessions").rglob("*.jsonl"))
+
+
+def test_unknown_agent_names_are_refused_with_a_typed_error() -> None:
+    """Fixture: none; sources naming an agent that does not exist."""
+    with pytest.raises(InvalidId, match="unknown agent 'gemini'"):
+        AgentSources(agents=("gemini",))
+    with pytest.raises(InvalidId):
+        AgentSources(roots={"cursor": ("/x",)})
