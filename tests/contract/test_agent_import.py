@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import InvalidId
