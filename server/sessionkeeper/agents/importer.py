@@ -79,14 +79,42 @@ class ImportCounts:
     busy: bool = False  # the index was busy: the pass stopped, the next one goes on
 
 
-def import_agents(index: Index, sources: AgentSources, *,
-                  progress: Progress | None = None) -> ImportCounts:
+class Stamps:
+    """The index's file stamps kept between passes of one process (a listing then reads none of
+    them from the index), trusted only while the index's `files_token` says nobody else wrote."""
+
+    def __init__(self) -> None:
+        self.token: object = None
+        self.by_agent: dict[str, dict[str, FileCheckpoint]] = {}
+
+    def of(self, index: Index, agent: str) -> dict[str, FileCheckpoint]:
+        """path -> stamp of `agent`'s imported files (read from the index when not current)."""
+        token = index.files_token()
+        if token != self.token:
+            self.by_agent, self.token = {}, token
+        if agent not in self.by_agent:
+            self.by_agent[agent] = {f.path: f for f in index.agent_files(agent=agent)}
+        return self.by_agent[agent]
+
+    def wrote(self, index: Index, agent: str, files: Sequence[FileCheckpoint],
+              gone: Sequence[str]) -> None:
+        """Take what this process just wrote (the token after it is ours)."""
+        known = self.by_agent.setdefault(agent, {})
+        for path in gone:
+            known.pop(path, None)
+        known.update({f.path: dataclasses.replace(f, checkpoint=None) for f in files})
+        self.token = index.files_token()
+
+
+def import_agents(index: Index, sources: AgentSources, *, progress: Progress | None = None,
+                  stamps: Stamps | None = None) -> ImportCounts:
     """Bring the index up to date with the agents' files (see the module docstring)."""
     counts = ImportCounts()
+    stamps = stamps if stamps is not None else Stamps()
     plans: list[tuple[str, list[AgentFile], list[str]]] = []
     for name in sources.enabled():
         roots = sources.roots_of(name)
-        known = {f.path: f for f in index.agent_files(agent=name)}
+        known = stamps.of(index, name)
         changes = get(name).changes(roots, checkpoints=known)
         here = {str(r) for r in roots}
         gone = changes.gone + [p for p, f in known.items() if f.root not in here]
@@ -107,13 +135,16 @@ def import_agents(index: Index, sources: AgentSources, *,
                 if imported is not None:
                     files.append(imported[0])
                     rows += imported[1]
-            index.import_files(files, rows, gone=gone if start + BATCH >= len(changed) else ())
+            now_gone = gone if start + BATCH >= len(changed) else []
+            index.import_files(files, rows, gone=now_gone)
+            stamps.wrote(index, name, files, now_gone)
             counts.threads += len(rows)
             done += len(batch)
             if progress is not None:
                 progress(done, total)
         if not changed and gone:
             index.import_files([], [], gone=gone)
+            stamps.wrote(index, name, [], gone)
         counts.gone += len(gone)
     return counts
 
