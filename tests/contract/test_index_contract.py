@@ -247,3 +247,13 @@ def test_a_read_only_index_imports_in_memory_and_hides_what_is_gone(tmp_path: Pa
     assert index.agent_file("/b.jsonl") is None
     index.close()
     assert path.read_bytes() == before
+
+
+def test_the_files_token_changes_when_another_connection_imports(backend: IndexBackend) -> None:
+    """Fixture: `backend`; one connection reads the token, another imports a file."""
+    reader = backend.build([])
+    before = reader.files_token()
+    assert reader.files_token() == before  # reading changes nothing
+    writer = backend.open()
+    writer.import_files([agent_file("/a.jsonl", "s1")], [imported("s1", T1, "/a.jsonl")])
+    assert reader.files_token() != before

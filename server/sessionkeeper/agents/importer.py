@@ -131,7 +131,8 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
             batch = changed[start:start + BATCH]
             files, rows = [], []
             for file in batch:
-                imported = _import_one(index, name, file, identities, counts)
+                imported = _import_one(index, name, file, identities, counts,
+                                       known=str(file.path) in known)
                 if imported is not None:
                     files.append(imported[0])
                     rows += imported[1]
@@ -150,9 +151,10 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
 
 
 def _import_one(index: Index, agent: str, file: AgentFile, identities: Identities,
-                counts: ImportCounts) -> tuple[FileCheckpoint, list[SessionRow]] | None:
-    """Read one changed file from its checkpoint: its new FileCheckpoint and row (None: vanished)."""
-    stored = index.agent_file(str(file.path))
+                counts: ImportCounts, *, known: bool) -> tuple[FileCheckpoint, list[SessionRow]] | None:
+    """Read one changed file from its checkpoint (`known`: the index has one): its new
+    FileCheckpoint and row (None: it vanished)."""
+    stored = index.agent_file(str(file.path)) if known else None
     before = _parse(stored) if stored is not None else _Stored()
     reader = get(agent)
     try:
@@ -224,11 +226,12 @@ def _parse(stored: FileCheckpoint) -> _Stored:
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
     todos = before.todos if read.mode == "appended" else None
-    for record in read.records:
+    for record in reversed(read.records):  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
             items = record["items"]
             todos = {"done": sum(1 for i in items if i.get("status") == "done"),
                      "total": len(items)}
+            break
     cwd = read.summary.cwd or None
     identity = before.identity if before.identity and before.identity.get("cwd") == cwd else None
     if identity is None and cwd:
