@@ -100,8 +100,9 @@ load = lambda n: json.load(open(os.path.join(r, n)))
 clean, drifted = json.loads(os.environ["CLEAN"]), json.loads(os.environ["DRIFTED"])
 cc, cd, threads = load("check-clean.json"), load("check-drifted.json"), load("list.json")
 assert cc["verdict"] == "ok" and not cc["differences"], f"clean thread does not resume ok: {cc['verdict']} {cc['differences']}"
-assert cc["todos"]["done"] == 1 and cc["todos"]["total"] == 3, f"clean todos: {cc['todos']}"
-assert (cc["verifier"]["tests"] or {}).get("passed") == 7 and cc["verifier"]["tests"]["total"] == 9, f"clean verifier: {cc['verifier']}"
+todos, tests = cc["subsystems"]["todos"]["summary"], cc["subsystems"]["verifier"]["summary"]["tests"] or {}
+assert todos["done"] == 1 and todos["total"] == 3, f"clean todos: {todos}"
+assert tests.get("passed") == 7 and tests.get("total") == 9, f"clean verifier: {tests}"
 assert cd["verdict"] == "drift", f"drifted thread: verdict {cd['verdict']}"
 assert {"kind": "branch", "recorded": "fix/payment", "current": "main"}.items() <= next(
     (d for d in cd["differences"] if d["kind"] == "branch"), {}).items(), f"drifted differences: {cd['differences']}"

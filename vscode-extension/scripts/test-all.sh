@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything, in order: npm ci -> build (typecheck + bundle) -> unit tests -> e2e in code-server.
+# Everything, in order: npm ci -> protocol types current -> build (typecheck + bundle) -> unit tests -> e2e in code-server.
 # Exits non-zero on any failure and ends with "N passed, M failed" (unit + e2e checks).
 # The e2e runs against each server in E2E_SERVERS, default "real fake": first the real
 # `python -m sessionkeeper serve` (store seeded with the real CLI), then the canned fake server.
@@ -23,6 +23,11 @@ if ! npm ci --no-audit --no-fund > "$TMP/ci.log" 2>&1; then
   cat "$TMP/ci.log"; echo "npm ci failed"; failed=$((failed + 1)); echo "$passed passed, $failed failed"; exit 1
 fi
 tail -1 "$TMP/ci.log"
+
+step "protocol types (src/protocol.gen.ts from protocol/schema.json)"
+if ! node scripts/gen-protocol.mjs --check; then
+  echo "stale protocol types"; failed=$((failed + 1)); echo "$passed passed, $failed failed"; exit 1
+fi
 
 step "build"
 if ! npm run -s build; then

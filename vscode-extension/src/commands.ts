@@ -108,7 +108,7 @@ export class Commands {
   async resume(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Resume which session?');
     if (!t) return;
-    const [id, title] = typeof t === 'string' ? [t, undefined] : [t.thread_id, t.title];
+    const [id, title] = typeof t === 'string' ? [t, undefined] : [t.thread_id, t.title ?? undefined];
     await resumeFlow({ request: this.deps.request, ui: this.resumeUi(), workspace: this.workspace() }, id, title);
     await this.deps.refreshStatus();
   }
@@ -134,7 +134,7 @@ export class Commands {
   async showDetails(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Details of which session?');
     if (!t) return;
-    const path = typeof t === 'string' ? detailsPath(t) : detailsPath(t.thread_id, t.title);
+    const path = typeof t === 'string' ? detailsPath(t) : detailsPath(t.thread_id, t.title ?? undefined);
     this.docs.refresh(path);
     await api.openVirtualDocument(SCHEME, path);
   }

@@ -1,9 +1,9 @@
 /** Small pure formatting helpers shared by the UI modules (no `vscode` import). */
 
-import type { Progress, TestProgress, Verdict } from './protocol';
+import type { Progress, TestResults, Verdict } from './protocol';
 
 /** "3/5" or undefined when there is nothing to show. */
-export function fraction(p: Progress | TestProgress | null | undefined): string | undefined {
+export function fraction(p: Progress | TestResults | null | undefined): string | undefined {
   if (!p || typeof p.total !== 'number' || p.total <= 0) return undefined;
   const done = 'done' in p ? p.done : p.passed;
   return `${done}/${p.total}`;

@@ -6,7 +6,7 @@
 import { CloseAction, ErrorAction, State } from 'vscode-languageclient';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { errorMessage } from './log';
-import { Method, Notification, type RequestMethod, type Requests, type Status } from './protocol';
+import { DID_CHANGE, type RequestMethod, type Requests, type Status } from './protocol';
 import { RestartPolicy } from './restartPolicy';
 import type { Launch } from './settings';
 import type { ServerPhase } from './ui/statusBar';
@@ -76,7 +76,7 @@ export class SessionServer implements Disposable {
       },
     };
     const client = new LanguageClient('sessionKeeper', 'Session Keeper', serverOptions, clientOptions);
-    client.onNotification(Notification.didChange, (status: Status | null) => this.hooks.onStatus(status ?? null));
+    client.onNotification(DID_CHANGE, (status: Status | null) => this.hooks.onStatus(status ?? null));
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
       if (e.newState === State.Running) {
@@ -111,7 +111,7 @@ export class SessionServer implements Disposable {
   async refreshStatus(): Promise<void> {
     try {
       const client = await this.start();
-      this.hooks.onStatus((await client.sendRequest<Status | null>(Method.current, {})) ?? null);
+      this.hooks.onStatus((await client.sendRequest<Status | null>('session/current', {})) ?? null);
     } catch (err) {
       this.log.warn(`session/current failed: ${errorMessage(err)}`);
     }

@@ -31,7 +31,7 @@ const SKIP = new Set(['seq', 'ts', 'type', 'summary', 'text']);
 export function renderTimelineEntry(e: TimelineEntry): string {
   const seq = e.seq !== undefined ? String(e.seq).padStart(5) : '    ·';
   const ts = typeof e.ts === 'string' ? e.ts.replace('T', ' ').replace(/\.\d+/, '').replace(/Z$/, 'Z') : '';
-  let summary = typeof e.summary === 'string' ? e.summary : typeof e.text === 'string' ? e.text : '';
+  let summary = e.summary;
   if (!summary) {
     const rest = Object.entries(e).filter(([k]) => !SKIP.has(k));
     summary = rest.map(([k, v]) => `${k}=${brief(v, 40)}`).join(' ');

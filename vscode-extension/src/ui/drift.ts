@@ -3,7 +3,7 @@
  * four choices), the blocked dialog, and the summary of what a resume brought back.
  */
 
-import { brief, fraction } from '../format';
+import { brief } from '../format';
 import type { Difference, Report, Verdict } from '../protocol';
 
 export type DriftChoice = 'continue' | 'switch_back' | 'fork' | 'cancel';
@@ -54,7 +54,8 @@ export function switchBackCommand(report: Report): string | undefined {
 /** Keeps the server's choice list authoritative when it sends one. */
 function offered<T extends string>(report: Report, all: Choice<T>[]): Choice<T>[] {
   if (!report.choices || report.choices.length === 0) return all;
-  return all.filter((c) => report.choices.includes(c.value));
+  const offeredNow: readonly string[] = report.choices;
+  return all.filter((c) => offeredNow.includes(c.value));
 }
 
 /** The modal shown on a `drift` verdict. Cancel is the modal's own close button. */
@@ -91,26 +92,31 @@ export function renderBlockedDialog(report: Report, title: string): Dialog<Block
   };
 }
 
-/** Reads `{done,total}` or a todo list out of the loosely typed `Report.todos`. */
-export function todoProgress(todos: unknown): string | undefined {
-  if (Array.isArray(todos)) {
-    const done = todos.filter((t) => t && typeof t === 'object' && ['done', 'completed'].includes(String((t as { status?: unknown }).status))).length;
-    return todos.length ? `${done}/${todos.length}` : undefined;
-  }
-  if (todos && typeof todos === 'object') {
-    const o = todos as { done?: unknown; total?: unknown; items?: unknown };
-    if (typeof o.done === 'number' && typeof o.total === 'number') return fraction({ done: o.done, total: o.total });
-    if (Array.isArray(o.items)) return todoProgress(o.items);
-  }
-  return undefined;
+/** Subsystems whose headline the one-line outcome shows (the report shows every subsystem). */
+export const OUTCOME_SUBSYSTEMS = ['todos', 'verifier'];
+
+export interface SubsystemLine {
+  name: string;
+  headline: string;
+  /** Why the restored state can no longer be trusted (the subsystem is named in `invalidated`). */
+  stale?: string;
 }
 
-/** Reads tests passed/total out of the loosely typed `Report.verifier`. */
-export function testProgress(verifier: unknown): string | undefined {
-  if (!verifier || typeof verifier !== 'object') return undefined;
-  const v = verifier as { passed?: unknown; total?: unknown; tests?: unknown };
-  if (typeof v.passed === 'number' && typeof v.total === 'number') return fraction({ passed: v.passed, total: v.total });
-  return v.tests && typeof v.tests === 'object' ? testProgress(v.tests) : undefined;
+/** Every subsystem of a report, generically: name, headline, and why it is stale when it is. */
+export function subsystemLines(report: Report): SubsystemLine[] {
+  const stale = new Map<string, string[]>();
+  for (const i of report.invalidated ?? []) stale.set(i.subsystem, [...(stale.get(i.subsystem) ?? []), i.reason]);
+  const lines: SubsystemLine[] = Object.entries(report.subsystems ?? {}).map(([name, s]) => {
+    const why = stale.get(name);
+    return { name, headline: s.headline, ...(why ? { stale: why.join('; ') } : {}) };
+  });
+  for (const [name, why] of stale) if (!(name in (report.subsystems ?? {}))) lines.push({ name, headline: '', stale: why.join('; ') });
+  return lines;
+}
+
+/** "todos: 1/3 done" (with " (stale)" when invalidated). */
+export function renderSubsystemLine(l: SubsystemLine): string {
+  return `${l.name}: ${l.headline || '—'}${l.stale ? ' (stale)' : ''}`;
 }
 
 export interface Outcome {
@@ -125,10 +131,11 @@ export interface Outcome {
 export function renderOutcome(report: Report, title: string, verb = 'Resumed'): Outcome {
   const facts: string[] = [];
   if (report.restored_to_seq !== null && report.restored_to_seq !== undefined) facts.push(`restored to event ${report.restored_to_seq}`);
-  const todos = todoProgress(report.todos);
-  facts.push(todos ? `todos ${todos}` : 'no todos');
-  const tests = testProgress(report.verifier);
-  facts.push(tests ? `tests ${tests}${report.rerun_verifier ? ' (stale)' : ''}` : 'tests not run');
+  const lines = subsystemLines(report);
+  for (const name of OUTCOME_SUBSYSTEMS) {
+    const l = lines.find((x) => x.name === name);
+    if (l?.headline) facts.push(renderSubsystemLine(l));
+  }
 
   const attention: string[] = [];
   // A fork is recorded in the current environment: it does not continue over the differences.
@@ -144,7 +151,7 @@ export function renderOutcome(report: Report, title: string, verb = 'Resumed'): 
     attention.push(`Test results are stale${why.length ? `: ${why.join('; ')}` : ''} — rerun the verifier.`);
   }
   for (const i of report.invalidated ?? []) {
-    if (i.subsystem !== 'verifier') attention.push(`${i.subsystem} invalidated: ${i.reason}`);
+    if (i.subsystem !== 'verifier') attention.push(`${i.subsystem} is stale: ${i.reason}`);
   }
   for (const q of report.quarantined ?? []) attention.push(`Quarantined ${q.bytes} bytes of a torn log tail (${q.path}).`);
   for (const h of report.hook_failures ?? []) attention.push(`Hook ${h.hook} (${h.source}) failed: ${h.error}`);
@@ -164,9 +171,12 @@ export function renderReportMarkdown(report: Report, title: string): string {
   if (report.differences.length) out.push('', '## Differences (recorded → now)', ...report.differences.map((d) => `- ${renderDifference(d)}`));
   const o = renderOutcome(report, title);
   if (o.attention.length) out.push('', '## Needs attention', ...o.attention.map((a) => `- ${a}`));
-  for (const key of ['todos', 'verifier', 'permissions', 'model', 'cost', 'attribution'] as const) {
-    if (report[key] !== undefined) out.push('', `## ${key}`, '```json', JSON.stringify(report[key], null, 2), '```');
+  const lines = subsystemLines(report);
+  if (lines.length) {
+    out.push('', '## Restored state');
+    for (const l of lines) out.push(`- **${l.name}**: ${l.headline || '—'}${l.stale ? ` — stale: ${l.stale}` : ''}`);
   }
+  if (report.notes?.length) out.push('', '## Notes', ...report.notes.map((n) => `- ${n}`));
   return out.join('\n') + '\n';
 }
 

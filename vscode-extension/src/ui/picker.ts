@@ -21,7 +21,7 @@ export interface PickerItem {
 
 /** Sorts newest activity first (the server already does; this keeps pages merged in order). */
 export function newestFirst(threads: ThreadSummary[]): ThreadSummary[] {
-  return [...threads].sort((a, b) => (Date.parse(b.last_activity) || 0) - (Date.parse(a.last_activity) || 0));
+  return [...threads].sort((a, b) => (Date.parse(b.last_activity ?? '') || 0) - (Date.parse(a.last_activity ?? '') || 0));
 }
 
 /** One picker row: state icon + title; branch and last activity; todo/test progress. */

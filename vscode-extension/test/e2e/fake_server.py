@@ -68,7 +68,7 @@ SESSIONS = {t["thread_id"]: str(uuid.UUID(int=i + 100)) for i, t in enumerate(TH
 
 def status_of(t: dict, verdict: str | None = "ok") -> dict:
     return {
-        "thread_id": t["thread_id"], "session_id": SESSIONS[t["thread_id"]], "title": t["title"],
+        "thread_id": t["thread_id"], "session_id": SESSIONS[t["thread_id"]], "agent": "native", "title": t["title"],
         "branch": t["branch"], "verdict": verdict, "drift": verdict == "drift",
         "todos": t["todos"] or {"done": 0, "total": 0}, "tests": t["tests"], "cost_usd": 0.42,
     }
@@ -90,8 +90,19 @@ def report_of(t: dict) -> dict:
         "differences": diffs, "invalidated": [{"subsystem": "verifier", "reason": "src/ledger.py changed after the tests ran"}] if verdict == "drift" else [],
         "in_doubt_operations": [{"operation_id": "op-17", "tool": "shell", "seq": 38}] if verdict == "drift" else [],
         "rerun_verifier": verdict == "drift", "quarantined": [], "damaged": [], "hook_failures": [],
-        "choices": choices, "todos": t["todos"], "verifier": t["tests"], "cost": {"usd": 0.42},
-        "permissions": {"approval": "on-request"}, "model": {"name": "fake-model"}, "attribution": {},
+        "choices": choices, "workspace": os.environ.get("FAKE_WORKSPACE", "/ws"), "agent": "native",
+        "title": t["title"], "subsystems": subsystems_of(t), "notes": [], "facts": {},
+    }
+
+
+def subsystems_of(t: dict) -> dict:
+    """The report's subsystems as the real server sends them: a summary and a headline each."""
+    todos, tests = t["todos"], t["tests"]
+    return {
+        "todos": {"summary": todos or {}, "headline": f"{todos['done']}/{todos['total']} done" if todos else "none"},
+        "verifier": {"summary": {"tests": tests}, "headline": f"tests {tests['passed']}/{tests['total']} passed" if tests else "not run"},
+        "cost": {"summary": {"usd": 0.42}, "headline": "$0.4200"},
+        "model": {"summary": {"effective": "fake-model"}, "headline": "fake-model"},
     }
 
 

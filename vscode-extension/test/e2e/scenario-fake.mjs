@@ -68,7 +68,7 @@ export async function fakeScenario(t) {
     const toast = page.locator('.notification-toast', { hasText: 'Resumed “Refactor ledger”' });
     await toast.waitFor();
     const text = await toast.innerText();
-    for (const part of ['todos 1/4', 'tests 12/12 (stale)', 'op-17']) if (!text.includes(part)) throw new Error(`toast lacks ${part}: ${text}`);
+    for (const part of ['todos: 1/4 done', 'verifier: tests 12/12 passed (stale)', 'op-17']) if (!text.includes(part)) throw new Error(`toast lacks ${part}: ${text}`);
     await skItem('Refactor ledger').waitFor();
     if (FAKE_LOG) {
       const r = fakeLog().find((e) => e.method === 'session/resume');

@@ -135,7 +135,7 @@ export async function realScenario(t) {
     await row('Resume').click();
     const toast = page.locator('.notification-toast', { hasText: `Resumed “${clean.title}”` }).first();
     await toast.waitFor();
-    mustInclude('resume toast', (await toast.innerText()).replace(/\s+/g, ' '), ['todos 1/3', 'tests 7/9']);
+    mustInclude('resume toast', (await toast.innerText()).replace(/\s+/g, ' '), ['todos: 1/3 done', 'tests 7/9 passed']);
     if (await page.locator('.monaco-dialog-box').count()) throw new Error('a dialog was shown for a clean thread');
     const l = await waitStatus(new RegExp(`^history\\s+${clean.title}\\b`), `"${clean.title}"`);
     mustInclude('status bar', l, ['git-branch main', 'checklist 1/3', 'beaker 7/9']);

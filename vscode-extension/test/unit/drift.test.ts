@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderBlockedDialog, renderDifference, renderDriftDialog, renderOutcome, renderReportMarkdown, switchBackCommand, testProgress, todoProgress } from '../../src/ui/drift';
-import { DRIFT, report } from './fixtures';
+import { renderBlockedDialog, renderDifference, renderDriftDialog, renderOutcome, renderReportMarkdown, subsystemLines, switchBackCommand } from '../../src/ui/drift';
+import { diff, DRIFT, report } from './fixtures';
 
 test('a difference reads recorded versus now, with its detail', () => {
-  assert.equal(renderDifference({ kind: 'branch', recorded: 'fix/payment', current: 'main', detail: null }), 'Branch: recorded fix/payment → now main');
-  assert.equal(renderDifference({ kind: 'file_changed', recorded: 'sha256:aa', current: 'sha256:bb', detail: 'src/pay.py' }), 'File changed: recorded sha256:aa → now sha256:bb (src/pay.py)');
-  assert.equal(renderDifference({ kind: 'model', recorded: 'm1', current: null }), 'Model: recorded m1 → now —');
-  assert.equal(renderDifference({ kind: 'cwd_missing', recorded: '/repo-a', current: null }), 'Working directory missing: recorded /repo-a → now missing');
+  assert.equal(renderDifference(diff('branch', 'fix/payment', 'main')), 'Branch: recorded fix/payment → now main');
+  assert.equal(renderDifference(diff('file_changed', 'sha256:aa', 'sha256:bb', 'src/pay.py')), 'File changed: recorded sha256:aa → now sha256:bb (src/pay.py)');
+  assert.equal(renderDifference(diff('model', 'm1', null)), 'Model: recorded m1 → now —');
+  assert.equal(renderDifference(diff('cwd_missing', '/repo-a', null)), 'Working directory missing: recorded /repo-a → now missing');
 });
 
 test('drift dialog lists every difference and offers the three choices (Cancel is the modal close)', () => {
@@ -26,14 +26,14 @@ test('drift dialog keeps only the choices the server offers', () => {
 
 test('switch back command uses the recorded branch, else the recorded head', () => {
   assert.equal(switchBackCommand(DRIFT), 'git checkout fix/payment');
-  assert.equal(switchBackCommand(report({ differences: [{ kind: 'head', recorded: 'abc1234', current: 'x' }] })), 'git checkout abc1234');
+  assert.equal(switchBackCommand(report({ differences: [diff('head', 'abc1234', 'x')] })), 'git checkout abc1234');
   assert.equal(switchBackCommand(report()), undefined);
 });
 
 test('blocked dialog explains why and offers relocate, fork, export', () => {
   const r = report({
     verdict: 'blocked', choices: ['relocate', 'fork', 'export'],
-    differences: [{ kind: 'other_repository', recorded: 'github.com/a/x', current: 'github.com/b/y' }],
+    differences: [diff('other_repository', 'github.com/a/x', 'github.com/b/y')],
     damaged: [{ session_id: 's1', line: 17, reason: 'checksum mismatch' }],
   });
   const d = renderBlockedDialog(r, 'T');
@@ -47,7 +47,7 @@ test('blocked dialog explains why and offers relocate, fork, export', () => {
 test('blocked dialog names where the moved repository was found', () => {
   const r = report({
     verdict: 'blocked', choices: ['relocate', 'fork', 'export'], relocate_to: '/work/repo-a-renamed',
-    differences: [{ kind: 'cwd_missing', recorded: '/work/repo-a', current: null }],
+    differences: [diff('cwd_missing', '/work/repo-a', null)],
   });
   assert.match(renderBlockedDialog(r, 'T').detail, /found at \/work\/repo-a-renamed: Relocate resumes it there/);
 });
@@ -55,7 +55,7 @@ test('blocked dialog names where the moved repository was found', () => {
 test('outcome of a clean resume is informational with todos and tests', () => {
   const o = renderOutcome(report(), 'Fix payment');
   assert.equal(o.severity, 'info');
-  assert.equal(o.message, 'Resumed “Fix payment”: restored to event 42, todos 3/5, tests 7/9.');
+  assert.equal(o.message, 'Resumed “Fix payment”: restored to event 42, todos: 3/5 done, verifier: tests 7/9 passed.');
   assert.deepEqual(o.attention, []);
 });
 
@@ -86,20 +86,23 @@ test('outcome flags in-doubt operations, stale verifier, quarantine and hook fai
     hook_failures: [{ hook: 'warmup', source: 'resume', error: 'timeout' }],
   }), 'T');
   assert.equal(o.severity, 'warning');
-  assert.match(o.message, /tests 7\/9 \(stale\)/);
+  assert.match(o.message, /verifier: tests 7\/9 passed \(stale\)/);
   assert.match(o.message, /5 items need attention/);
   assert.match(o.attention[0] ?? '', /op-7 \(shell, event 40\)/);
   assert.match(o.attention[1] ?? '', /stale: src\/pay.py changed/);
-  assert.ok(o.attention.some((a) => a.includes('model invalidated: unknown model')));
+  assert.ok(o.attention.some((a) => a.includes('model is stale: unknown model')));
 });
 
-test('todo and test progress are read from several loose shapes', () => {
-  assert.equal(todoProgress({ done: 1, total: 2 }), '1/2');
-  assert.equal(todoProgress([{ status: 'done' }, { status: 'pending' }, { status: 'completed' }]), '2/3');
-  assert.equal(todoProgress({ items: [{ status: 'pending' }] }), '0/1');
-  assert.equal(todoProgress(null), undefined);
-  assert.equal(testProgress({ tests: { passed: 7, total: 9 } }), '7/9');
-  assert.equal(testProgress('x'), undefined);
+test('every subsystem is listed generically; one named in invalidated is stale, even one the client never heard of', () => {
+  const r = report({
+    subsystems: { ...report().subsystems, telepathy: { summary: {}, headline: '3 thoughts' } },
+    invalidated: [{ subsystem: 'telepathy', reason: 'mind changed' }, { subsystem: 'ghost', reason: 'gone' }],
+  });
+  const lines = subsystemLines(r);
+  assert.deepEqual(lines.map((l) => l.name), ['todos', 'verifier', 'cost', 'telepathy', 'ghost']);
+  assert.deepEqual(lines.find((l) => l.name === 'telepathy'), { name: 'telepathy', headline: '3 thoughts', stale: 'mind changed' });
+  assert.equal(lines.find((l) => l.name === 'todos')?.stale, undefined);
+  assert.match(renderReportMarkdown(r, 'T'), /- \*\*telepathy\*\*: 3 thoughts — stale: mind changed/);
 });
 
 test('report markdown has the verdict, differences and attention items', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Report, Requester, ResumeResult } from '../../src/protocol';
 import { resumeFlow, type ResumeUi } from '../../src/resume';
-import { DRIFT, report } from './fixtures';
+import { DRIFT, report, diff } from './fixtures';
 
 interface Call { method: string; params: unknown }
 
@@ -35,7 +35,7 @@ test('ok verdict resumes without asking and shows what came back', async () => {
   assert.deepEqual(f.calls[0]?.params, { thread_id: 'tid', workspace: '/ws' });
   assert.deepEqual(f.calls[1]?.params, { thread_id: report().thread_id, workspace: '/ws', decision: 'continue' });
   assert.equal(f.shown.length, 1);
-  assert.match(f.shown[0]?.message ?? '', /Resumed “Fix”: restored to event 42, todos 3\/5, tests 7\/9/);
+  assert.match(f.shown[0]?.message ?? '', /Resumed “Fix”: restored to event 42, todos: 3\/5 done, verifier: tests 7\/9 passed/);
 });
 
 test('without a thread id the latest thread of the workspace is checked', async () => {
@@ -75,7 +75,7 @@ test('fork here resumes with the fork decision and returns the new thread', asyn
 });
 
 test('blocked explains why and can fork or export', async () => {
-  const blocked = report({ verdict: 'blocked', differences: [{ kind: 'cwd_missing', recorded: '/gone', current: null }], choices: ['relocate', 'fork', 'export'] });
+  const blocked = report({ verdict: 'blocked', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'] });
   const f = fakes(blocked, { modal: 'Fork' });
   const end = await resumeFlow(f.deps, 'tid');
   assert.equal(f.shown[0]?.kind, 'error');
