@@ -576,6 +576,80 @@ export interface Status {
   todos: Progress;
   tests: TestResults | null;
   cost_usd: number;
+  /**
+   * The workspace against the session's baseline right now (live drift; None: not checked).
+   */
+  state: ("ok" | "drift" | "blocked") | null;
+  /**
+   * What differs now, in a few words ("branch fix/payment → main · 2 files changed outside").
+   */
+  state_reason: string | null;
+  /**
+   * Every live difference, recorded → now.
+   */
+  differences: Difference[];
+  /**
+   * The session's files that differ on disk now.
+   */
+  changed_files: string[];
+  /**
+   * Restored state that can no longer be trusted now (e.g. tests older than an edit).
+   */
+  invalidated: Invalidation[];
+  /**
+   * Where the session runs.
+   */
+  workspace: string | null;
+}
+/**
+ * session/switchBack: check out the branch a thread was recorded on (dry run by default).
+ */
+export interface SwitchBackParams {
+  /**
+   * The thread.
+   */
+  thread_id: string;
+  /**
+   * The worktree to switch (default: the open folder).
+   */
+  workspace?: string | null;
+  /**
+   * Only say whether it can run and what it would do.
+   */
+  dry_run?: boolean;
+}
+/**
+ * What a switch back would do or did; `refused` says why it did not (nothing ran then).
+ */
+export interface SwitchBackResult {
+  /**
+   * The recorded branch.
+   */
+  branch: string | null;
+  /**
+   * The git command, for display.
+   */
+  command: string | null;
+  /**
+   * The checkout ran and succeeded.
+   */
+  ran: boolean;
+  /**
+   * Why it cannot (or did not) run; None: it can (dry run) or it did.
+   */
+  refused: ("nothing_to_switch" | "missing_branch" | "other_worktree" | "uncommitted" | "failed") | null;
+  /**
+   * One line for humans.
+   */
+  message: string;
+  /**
+   * The other worktree that has the branch checked out (refused: other_worktree).
+   */
+  worktree: string | null;
+  /**
+   * Tracked files with uncommitted changes (refused: uncommitted).
+   */
+  uncommitted: string[];
 }
 /**
  * session/show, session/archive, session/unarchive.
@@ -585,6 +659,15 @@ export interface ThreadParams {
    * The thread.
    */
   thread_id: string;
+}
+/**
+ * session/didChangeThreads: the listing changed (a thread started, archived, HEAD moved ...).
+ */
+export interface ThreadsChanged {
+  /**
+   * What changed: started, forked, resumed, archived, unarchived, reindexed, git.
+   */
+  reason: string;
 }
 
 /** The request surface: method -> [params, result]. */
@@ -613,6 +696,8 @@ export interface Requests {
   'session/show': [ThreadParams, ShowResult];
   /** Start a new thread in the workspace; it becomes the current session. */
   'session/start': [StartParams, StartResult];
+  /** Check out the branch a thread was recorded on (dry run unless dry_run is false). */
+  'session/switchBack': [SwitchBackParams, SwitchBackResult];
   /** Bring a thread back from the archive. */
   'session/unarchive': [ThreadParams, ArchiveResult];
 }
@@ -620,6 +705,7 @@ export interface Requests {
 /** Server -> client notifications: method -> params. */
 export interface Notifications {
   'session/didChange': Status | null;
+  'session/didChangeThreads': ThreadsChanged;
 }
 
 /** The JSON-RPC code of every typed error the server answers with (data.error is the name). */

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -13,11 +13,13 @@ import orjson
 from .. import ids
 from ..errors import InvalidId
 from ..events import describe
+from ..recovery.findings import Difference
 from ..recovery.report import Report, Verdict
 from ..recovery.summary import Progress, ThreadSummary, tests_of, thread_summary, todos_of
 from ..store.index import NATIVE, SessionRow, ThreadRow, threads_of
 from ..store.reader import Rollout
 from ..store.recorder import Ack
+from .live import Live, changed_paths
 from .protocol import AckOut, RecordResult, SessionSummary, Status, TimelineEntry
 from .rpc import InvalidParams
 
@@ -48,13 +50,15 @@ def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
 
 
 def live_summary(thread: ThreadSummary, session: Session, *,
-                 verdict: Verdict | None) -> ThreadSummary:
-    """A listed thread as its open session now stands (marked current)."""
-    live = session.summary()
+                 verdict: Verdict | None, live: Live | None = None) -> ThreadSummary:
+    """A listed thread as its open session now stands (marked current; live drift when known)."""
+    now = session.summary()
+    state, reason = (live.state, live.reason) if live else (verdict or thread.state,
+                                                           thread.state_reason)
     return dataclasses.replace(
-        thread, title=live["title"] or thread.title, branch=live["branch"], model=live["model"],
-        todos=todos_of(live), tests=tests_of(live), cost_usd=live["cost_usd"],
-        state=verdict or thread.state, current=True)
+        thread, title=now["title"] or thread.title, branch=now["branch"], model=now["model"],
+        todos=todos_of(now), tests=tests_of(now), cost_usd=now["cost_usd"],
+        state=state, state_reason=reason, current=True)
 
 
 def row_summary(row: ThreadRow | None, sessions: Sequence[SessionRow]) -> ThreadSummary:
@@ -85,20 +89,37 @@ def timeline(rollouts: Sequence[Rollout], *,
     return entries[-limit:], len(entries)
 
 
-def status(session: Session, *, verdict: Verdict | None, drift: bool) -> Status:
-    """The Status of a live session (what the status bar shows)."""
+def status(session: Session, *, verdict: Verdict | None, drift: bool,
+           live: Live | None = None) -> Status:
+    """The Status of a live session (what the status bar shows), with its live drift if known."""
     summary = session.summary()
     return Status(
         thread_id=session.thread_id, session_id=session.session_id, agent=NATIVE,
         title=summary["title"], branch=summary["branch"], verdict=verdict, drift=drift,
         todos=todos_of(summary) or Progress(done=0, total=0), tests=tests_of(summary),
-        cost_usd=summary["cost_usd"] or 0.0)
+        cost_usd=summary["cost_usd"] or 0.0,
+        state=live.state if live else None, state_reason=live.reason if live else None,
+        differences=list(live.differences) if live else [],
+        changed_files=changed_paths(live.differences) if live else [],
+        invalidated=list(live.invalidated) if live else [],
+        workspace=session.workspace)
 
 
 def acks(items: Sequence[Ack]) -> RecordResult:
     """session/record's result."""
     return RecordResult(acks=[AckOut(seq=a.seq, durability=a.durability,
                                      duplicate=a.duplicate) for a in items])
+
+
+def with_head_details(report: Report, describe: Callable[[str, str], str]) -> Report:
+    """The report with each HEAD difference described (short SHAs, subjects) in its detail."""
+    def detailed(d: Difference) -> Difference:
+        if d.kind != "head" or d.detail or not isinstance(d.recorded, str) \
+                or not isinstance(d.current, str):
+            return d
+        return dataclasses.replace(d, detail=describe(d.recorded, d.current))
+
+    return dataclasses.replace(report, differences=[detailed(d) for d in report.differences])
 
 
 def drift_message(report: Report) -> str:

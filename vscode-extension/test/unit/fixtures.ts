@@ -8,7 +8,8 @@ export function status(over: Partial<Status> = {}): Status {
   return {
     thread_id: THREAD_ID, session_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', agent: 'native',
     title: 'Fix payment rounding', branch: 'fix/payment', verdict: 'ok', drift: false,
-    todos: { done: 3, total: 5 }, tests: { passed: 7, total: 9 }, cost_usd: 1.234, ...over,
+    todos: { done: 3, total: 5 }, tests: { passed: 7, total: 9 }, cost_usd: 1.234,
+    state: 'ok', state_reason: null, differences: [], changed_files: [], invalidated: [], workspace: '/repo-a', ...over,
   };
 }
 

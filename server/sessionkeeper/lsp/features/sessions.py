@@ -57,7 +57,7 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
                                     limit=p.limit)
         current = ls.session
         if current is not None:  # the open thread: its live state and the verdict it resumed with
-            threads = [convert.live_summary(t, current, verdict=ls.verdict)
+            threads = [convert.live_summary(t, current, verdict=ls.verdict, live=ls.live)
                        if t.thread_id == current.thread_id else t for t in threads]
         more = len(threads) == p.limit
         return ListResult(threads=threads,
@@ -78,7 +78,7 @@ async def session_show(ls: Server, p: ThreadParams) -> ShowResult:
         current = ls.session
         summary = convert.row_summary(row, sessions)
         if current is not None and current.thread_id == p.thread_id:
-            summary = convert.live_summary(summary, current, verdict=ls.verdict)
+            summary = convert.live_summary(summary, current, verdict=ls.verdict, live=ls.live)
         return ShowResult(thread=summary, sessions=[convert.session_summary(s) for s in sessions],
                           timeline=entries, timeline_total=total, damaged=replayed.damaged)
 
@@ -94,9 +94,17 @@ async def session_current(ls: Server, p: NoParams) -> Status | None:
 @rpc("session/checkResume", CheckResumeParams)
 async def session_check_resume(ls: Server, p: CheckResumeParams) -> Report:
     """Dry run of a resume: the report; nothing changes."""
+    from .. import gitops
+
     workspace = ls.workspace_of(p.workspace)
-    return await ls.run(lambda: ls.keeper.check_resume(p.thread_id, workspace=workspace,
-                                                       latest=p.latest or p.thread_id is None))
+
+    def work() -> Report:
+        report = ls.keeper.check_resume(p.thread_id, workspace=workspace,
+                                        latest=p.latest or p.thread_id is None)
+        return convert.with_head_details(
+            report, lambda old, new: gitops.describe_move(workspace, old, new))
+
+    return await ls.run(work)
 
 
 # ---- writing ---------------------------------------------------------------------------------------
@@ -110,7 +118,7 @@ async def session_start(ls: Server, p: StartParams) -> StartResult:
         raise InvalidParams(f"workspace: {workspace} is not a directory")
     session = await ls.run(lambda: ls.keeper.start(workspace, title=p.title,
                                                    permissions=p.permissions, model=p.model))
-    await ls.make_current(session)
+    await ls.make_current(session, why="started")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -171,7 +179,7 @@ async def session_fork(ls: Server, p: ForkParams) -> StartResult:
     workspace = ls.workspace_of(p.workspace) if p.workspace or ls.workspace_root else None
     session = await ls.run(lambda: ls.keeper.fork(p.thread_id, at_seq=p.at_seq,
                                                   workspace=workspace))
-    await ls.make_current(session)
+    await ls.make_current(session, why="forked")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -179,6 +187,7 @@ async def _set_archived(ls: Server, thread_id: str, archived: bool) -> ArchiveRe
     if archived and ls.session is not None and ls.session.thread_id == thread_id:
         await ls.make_current(None)  # close our own session of it first
     await ls.run(lambda: (ls.keeper.archive if archived else ls.keeper.unarchive)(thread_id))
+    ls.notify_threads("archived" if archived else "unarchived")
     return ArchiveResult(thread_id=thread_id, archived=archived)
 
 
@@ -240,4 +249,5 @@ async def session_reindex(ls: Server, p: NoParams) -> ReindexResult:
     if token is not None:
         progress.end(token, types.WorkDoneProgressEnd(
             message=f"{result.threads} threads, {result.sessions} sessions"))
+    ls.notify_threads("reindexed")
     return result
