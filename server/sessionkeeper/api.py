@@ -23,10 +23,12 @@ from typing import Any
 from filelock import BaseFileLock
 
 from . import ids
-from .errors import InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
+from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
+from .recovery.advice import advise, head_moved
 from .recovery.assess import assess
-from .recovery.baseline import capture, current_workspace, find_moved
+from .recovery.baseline import capture, current_workspace, find_moved, identity_of
+from .recovery.findings import Difference
 from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
 from .recovery.plan import Action, plan
 from .recovery.replay import Replayed, replay
@@ -39,6 +41,7 @@ from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
 from .store.fsck import FsckReport, fsck
 from .store.index import ListQuery, ThreadRow
+from .store.quarantine import quarantine_tail
 from .store.reader import Rollout
 from .store.store import Store
 
@@ -51,8 +54,10 @@ class Keeper:
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
                  client: ClientInfo | None = None, hooks: HookRegistry | None = None,
-                 reset_policy: ResetPolicy | str = "none") -> None:
+                 reset_policy: ResetPolicy | str = "none", read_only: bool = False) -> None:
+        """`read_only`: only read the store (nothing created or changed on disk)."""
         self._root = store
+        self.read_only = read_only
         self.durability = Durability(durability)
         self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes)
         self.client = client or ClientInfo(name="sessionkeeper-python")
@@ -63,7 +68,7 @@ class Keeper:
     @cached_property
     def store(self) -> Store:
         """The store, opened on first need."""
-        return Store(self._root)
+        return Store(self._root, read_only=self.read_only)
 
     def _sync_live(self, thread_id: str | None = None) -> None:
         """Write out buffered (`none`) records and index rows of this Keeper's open sessions,
@@ -76,13 +81,21 @@ class Keeper:
 
     def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
               permissions: Permissions | dict[str, Any] | None = None,
-              model: str | None = None) -> Session:
-        """Start a new thread in `workspace`: capture its git baseline, record session_meta."""
+              model: str | None = None, agent: str | None = None,
+              thread_id: str | None = None) -> Session:
+        """Start a new thread in `workspace`: capture its git baseline, record session_meta.
+
+        `agent` names a framework recording through Session Keeper (listed as such); `thread_id`
+        gives the new thread a chosen id (a validated UUID no other thread has).
+        """
         cwd = _directory(workspace)
+        thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
+        if thread_id is not None and self._exists(thread):
+            raise InvalidEvent(f"thread_id: {thread} is taken")
         meta = SessionMeta(
-            thread_id=ids.new_id(), session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
+            thread_id=thread, session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
-            source="startup",
+            source="startup", agent=agent,
         )
         session = self._open(meta, first_seq=0, state=SessionState())
         session.transition("startup", "new thread")
@@ -100,6 +113,13 @@ class Keeper:
         state.apply(writer.meta)
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
                                    on_close=self._closed))
+
+    def _exists(self, thread: str) -> bool:
+        try:
+            self.store.thread_sessions(thread)
+        except UnknownThread:
+            return False
+        return True
 
     def _adopt(self, session: Session) -> Session:
         self.live[session.thread_id] = session
@@ -130,7 +150,7 @@ class Keeper:
                                    seq=replayed.restored_to_seq) if fork else None,
             cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
             permissions=_permissions(permissions), model=model.get("effective"),
-            title=f"{title} (fork)" if fork and title else title,
+            title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
@@ -170,7 +190,10 @@ class Keeper:
         if not rows or workspace is None:  # no workspace: nothing to estimate against
             return [thread_summary(row) for row in rows]
         root = os.path.realpath(workspace)
-        current = capture(root, dirty=False) if os.path.isdir(root) else None
+        try:
+            current = capture(root, dirty=False) if os.path.isdir(root) else None
+        except GitRefused:
+            current = None
         return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
@@ -186,20 +209,41 @@ class Keeper:
             return ids.thread_id(thread_id)
         if not latest:
             raise UnknownThread("name a thread or ask for the latest one")
-        rows = self.rows(workspace=workspace, limit=1)
+        rows = self.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)
         if not rows:
-            raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)}")
+            raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)} "
+                                "or its repository")
         return rows[0].thread_id
+
+    def _rows_of_repository(self, workspace: str) -> list[ThreadRow]:
+        """The newest thread of the same repository recorded elsewhere (a CI checkout, a clone)."""
+        try:
+            found = identity_of(os.path.realpath(workspace))
+        except GitRefused:
+            return []
+        if found is None or not found[1].root_commits:
+            return []
+        self._sync_live()
+        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1))
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
         report = assess(replayed, current_workspace(workspace, requested=requested),
                         thread_id=thread)
-        if any(d.kind == "cwd_missing" for d in report.differences):
+        kinds = {d.kind for d in report.differences}
+        if kinds & {"cwd_missing", "branch", "head"}:
             recorded = replayed.state.get(Worktree).recorded()
-            if recorded is not None and recorded.identity is not None:
+            if recorded is None:
+                return report
+            if "cwd_missing" in kinds and recorded.identity is not None:
                 moved = find_moved(recorded.identity, near=report.workspace)
                 report = dataclasses.replace(report, relocate_to=moved)
+            elif report.verdict == "drift":
+                advice = advise(recorded, root=report.workspace)
+                report = dataclasses.replace(
+                    report, switch_back=advice.command, switch_back_worktree=advice.worktree,
+                    notes=report.notes + ([advice.note] if advice.note else []),
+                    differences=[_explained(d, report.workspace) for d in report.differences])
         return report
 
     def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
@@ -265,8 +309,6 @@ class Keeper:
 
     def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
         """Cut the torn tails of a thread off (its lock is held) and say where they went."""
-        from .store.quarantine import quarantine_tail
-
         out = []
         for rollout in replayed.rollouts:
             if rollout.tail is None:
@@ -322,6 +364,14 @@ class Keeper:
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts."""
         return self.store.rebuild(progress)
+
+
+def _explained(difference: Difference, root: str) -> Difference:
+    """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
+    if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
+        return difference
+    current = difference.current if isinstance(difference.current, str) else None
+    return dataclasses.replace(difference, detail=head_moved(root, difference.recorded, current))
 
 
 def _directory(workspace: str | os.PathLike[str]) -> str:

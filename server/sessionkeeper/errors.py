@@ -46,6 +46,14 @@ class InvalidWorkspace(SessionKeeperError, ValueError):
     name = "invalid_workspace"
 
 
+class GitRefused(SessionKeeperError, ValueError):
+    """git will not read the repository (dubious ownership, a bare repository...); says why."""
+
+    exit_code = 64
+    rpc_code = -32018
+    name = "git_refused"
+
+
 class UnknownThread(SessionKeeperError, LookupError):
     """No thread or session with that id exists in the store."""
 
@@ -102,6 +110,12 @@ class IndexUnavailable(SessionKeeperError):
     """The SQLite index could not be used; callers fall back to the rollouts."""
 
     name = "index_unavailable"
+
+
+class IndexBusy(IndexUnavailable):
+    """Another process holds the index's write lock: nothing is wrong with it, try later."""
+
+    name = "index_busy"
 
 
 class BlobUnavailable(StoreDamaged):

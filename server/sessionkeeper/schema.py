@@ -118,6 +118,8 @@ class SessionMeta(Event):
     """The model the session starts with."""
     client: ClientInfo | None = None
     """The program that writes the session."""
+    agent: str | None = None
+    """The framework recording through Session Keeper (e.g. langgraph, claude-sdk); absent: native."""
     title: str | None = None
     """The thread's title."""
 

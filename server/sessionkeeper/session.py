@@ -22,6 +22,7 @@ import orjson
 from . import ids
 from .errors import InvalidEvent, OperationConflict, SessionKeeperError
 from .events import KEEPER_TYPES, Durability, Record, Source, plain
+from .recovery.baseline import PathEscapesRoot, capture, file_hash
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
 from .recovery.subsystems.operations import Operations
@@ -201,8 +202,6 @@ class Session:
 
     def _hash_now(self, path: str) -> Record:
         """The file's hash at record time (a file_change without one means: read the file now)."""
-        from .recovery.baseline import PathEscapesRoot, file_hash
-
         try:
             digest = file_hash(self.workspace, path)
         except PathEscapesRoot as exc:
@@ -211,8 +210,6 @@ class Session:
 
     def _baseline_now(self) -> Record:
         """The workspace's baseline now (a `baseline` record without fields means: capture it)."""
-        from .recovery.baseline import capture
-
         now = capture(self.workspace)
         if now is None:
             raise InvalidEvent(f"baseline: {self.workspace} is not inside a git repository")

@@ -106,3 +106,17 @@ def test_a_failing_automatic_snapshot_never_turns_a_written_record_into_an_error
         writer.append = real
     records = read_rollout(writer.path).records
     assert [r["seq"] for r in records if r.get("text") == "kept"] == [ack.seq]
+
+
+def test_a_framework_thread_keeps_its_agent_name_and_chosen_id_across_a_resume(store_dir, repo):
+    """Fixture: `repo`; a thread started for agent "langgraph" with a chosen id, resumed."""
+    keeper = Keeper(store_dir)
+    chosen = "12345678-1234-4234-8234-123456789abc"
+    keeper.start(repo, agent="langgraph", thread_id=chosen).close()
+    with pytest.raises(InvalidEvent, match="taken"):
+        keeper.start(repo, thread_id=chosen)
+    _, resumed = keeper.resume(chosen, workspace=str(repo))
+    assert resumed is not None
+    resumed.close()
+    rows = keeper.rows()
+    assert [(r.thread_id, r.agent, r.session_count) for r in rows] == [(chosen, "langgraph", 2)]

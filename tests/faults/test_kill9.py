@@ -172,6 +172,7 @@ def _check_trial(store: Path, workspace: Path, thread: Path, path: Path, acked: 
     return tail is not None
 
 
+@pytest.mark.slow
 def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path, workspace):
     """K1: TRIALS real SIGKILLs at random moments; half through the API, half the bare writer."""
     rng = random.Random(SEED)

@@ -87,7 +87,7 @@ async def test_switch_back_refuses_a_branch_checked_out_in_another_worktree(
     assert git(repo, "branch", "--show-current") == "main"
 
 
-async def test_switch_back_refuses_a_deleted_branch_and_reports_a_failing_checkout(
+async def test_switch_back_reports_a_failing_checkout_and_recreates_a_deleted_branch(
         server: SessionKeeperServer, repo: Path) -> None:
     """Fixtures: `server`, `repo`; then an untracked file the branch would overwrite."""
     started = await drifted_thread(server, repo)
@@ -102,9 +102,14 @@ async def test_switch_back_refuses_a_deleted_branch_and_reports_a_failing_checko
     assert (repo / "extra.txt").read_text() == "untracked here\n"
 
     (repo / "extra.txt").unlink()
+    recorded_head = git(repo, "rev-parse", "fix/payment~1")  # where the thread was started
     git(repo, "branch", "-q", "-D", "fix/payment")
+    result = await switch(server, started["thread_id"])  # a deleted branch is recreated there
+    assert result["refused"] is None and result["command"] == f"git switch -c fix/payment {recorded_head}"
+    assert "no longer exists" in result["message"]
     result = await switch(server, started["thread_id"], dry_run=False)
-    assert result["refused"] == "missing_branch"
+    assert result["ran"] is True and git(repo, "rev-parse", "HEAD") == recorded_head
+    assert git(repo, "branch", "--show-current") == "fix/payment"
 
 
 async def test_nothing_to_switch_when_the_branch_is_checked_out(
@@ -159,15 +164,3 @@ def test_git_dirs_of_a_linked_worktree_and_git_state_paths(repo: Path, tmp_path:
                         "objects/ab/cd", "refs/heads/main.lock", "ORIG_HEAD")
             if is_git_state(p)] == ["HEAD", "refs/heads/main", "packed-refs", "index.lock"]
 
-
-async def test_check_resume_describes_a_moved_head_by_short_sha_subject_and_distance(
-        server: SessionKeeperServer, repo: Path) -> None:
-    """Fixtures: `server`, `repo`; a thread started there, then a commit on its branch."""
-    started = await dispatch(server, "session/start", {})
-    before = git(repo, "rev-parse", "HEAD")
-    (repo / "payment.py").write_text("v2\n")
-    git(repo, "commit", "-qam", "round to cents")
-    after = git(repo, "rev-parse", "HEAD")
-    check = await dispatch(server, "session/checkResume", {"thread_id": started["thread_id"]})
-    (head,) = [d for d in check["differences"] if d["kind"] == "head"]
-    assert head["detail"] == f"{before[:7]} “initial” → {after[:7]} “round to cents” (1 commit ahead)"

@@ -50,6 +50,6 @@ async def test_watched_changes_are_recorded_with_authors_and_agent_edits_are_not
     entries = await file_changes(client, started["thread_id"], 3)
     assert entries[-1]["summary"] == "payment.py by external"
 
-    await asyncio.sleep(1.0)  # nothing else trickles in
-    entries = await file_changes(client, started["thread_id"], 3)
-    assert len(entries) == 3
+    (workspace / "NOTES.md").write_text("a later, unrelated edit\n")  # a barrier: when it is in,
+    entries = await file_changes(client, started["thread_id"], 4)  # anything before it is too
+    assert [e["summary"] for e in entries][2:] == ["payment.py by external", "NOTES.md by user"]

@@ -394,6 +394,10 @@ export interface Report {
    */
   switch_back: string | null;
   /**
+   * The recorded branch is checked out in this other worktree: open it instead.
+   */
+  switch_back_worktree: string | null;
+  /**
    * Where the recorded repository now lives (its cwd is missing).
    */
   relocate_to: string | null;
@@ -710,6 +714,8 @@ export interface Notifications {
 
 /** The JSON-RPC code of every typed error the server answers with (data.error is the name). */
 export const ErrorCode = {
+  /** Another process holds the index's write lock: nothing is wrong with it, try later. */
+  index_busy: -32603,
   /** The SQLite index could not be used; callers fall back to the rollouts. */
   index_unavailable: -32603,
   /** Base of every error Session Keeper raises on purpose. */
@@ -720,6 +726,8 @@ export const ErrorCode = {
   invalid_params: -32602,
   /** A workspace that is not an existing directory. */
   invalid_workspace: -32602,
+  /** git will not read the repository (dubious ownership, a bare repository...); says why. */
+  git_refused: -32018,
   /** A blob's bytes do not decode, or decode to content that does not match its hash. */
   blob_corrupt: -32017,
   /** A blob (or the base it is stored against) is not in the store. */

@@ -28,6 +28,9 @@ def add_top(parser: argparse.ArgumentParser) -> None:
                         help="with --check-resume: the workspace (default: cwd)")
     parser.add_argument("--allow-drift", action="store_true",
                         help="with --check-resume: exit 0 on drift")
+    parser.add_argument("--allow-relocation", action="store_true",
+                        help="with --check-resume: exit 0 when the only difference is that the same "
+                             "repository lives at another path (a CI checkout, a clone)")
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -39,7 +42,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if thread is None and not args.latest:
         parser.error("--check-resume needs a THREAD or --latest")
     try:
-        report = keeper(args).check_resume(thread, workspace=workspace, latest=args.latest)
+        report = keeper(args, reads_only=True).check_resume(thread, workspace=workspace,
+                                                            latest=args.latest)
     except SessionKeeperError as exc:
         if _on_github():
             _annotate_line("error", f"Session Keeper resume check failed ({exc.name})", str(exc))
@@ -51,7 +55,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if _on_github():
         annotate(report)
     code = EXIT[report.verdict]
-    return 0 if code == EXIT["drift"] and args.allow_drift else code
+    relocated_only = all(d.kind == "relocated" for d in report.differences)
+    if code == EXIT["drift"] and (args.allow_drift or (args.allow_relocation and relocated_only)):
+        return 0
+    return code
 
 
 def _on_github() -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -22,8 +23,6 @@ def say(text: str) -> None:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
 
 
@@ -32,11 +31,19 @@ def emit(data: Any) -> None:
     say(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
-def keeper(args: argparse.Namespace) -> Keeper:
-    """The Keeper of the store the command names."""
-    from ..api import Keeper
+def keeper(args: argparse.Namespace, *, reads_only: bool = False) -> Keeper:
+    """The Keeper of the store the command names.
 
-    return Keeper(args.store, durability=getattr(args, "durability", "written"))
+    A command that only reads opens a store it was pointed at (--store, $SESSIONKEEPER_HOME)
+    read-only: nothing is created or changed there (e.g. a store committed to a repository and
+    checked in CI). The per-user default store is a cache of ours and may be brought up to date.
+    """
+    from ..api import Keeper
+    from ..store.layout import ENV_HOME
+
+    pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
+    return Keeper(args.store, durability=getattr(args, "durability", "written"),
+                  read_only=reads_only and pointed)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -58,7 +65,8 @@ def parser_with(modules: Iterable[ModuleType], *,
                 top: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
     """The whole CLI: top-level options, then each module's subcommands."""
     parser = argparse.ArgumentParser(prog="sessionkeeper", parents=[_common(top=True)],
-                                     description="Session recovery for editor AI agents.")
+                                     description="Session recovery for editor AI agents.",
+                                     allow_abbrev=False)  # `list --all` is not `--allow-drift`
     top(parser)
     sub = parser.add_subparsers(dest="command")
     for module in modules:

@@ -12,6 +12,7 @@ from typing import get_args
 
 import orjson
 
+from ..errors import InvalidEvent, InvalidId
 from ..events import ApprovalMode, SandboxPolicy
 from .common import COMMON, Subparsers, emit, keeper, say
 
@@ -81,8 +82,6 @@ def start_thread(args: argparse.Namespace) -> int:
 
 def record_events(args: argparse.Namespace) -> int:
     """Append JSON lines from stdin; one ack (or error) line per event, the stream goes on."""
-    from ..errors import InvalidEvent, InvalidId
-
     session = keeper(args).attach(args.session)
     code = 0
     try:
@@ -107,8 +106,8 @@ def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
     from ..render import threads_text
 
-    rows = keeper(args).threads(workspace=args.workspace, include_archived=args.all,
-                                limit=args.limit)
+    rows = keeper(args, reads_only=True).threads(workspace=args.workspace,
+                                                 include_archived=args.all, limit=args.limit)
     emit(rows) if args.json else say(threads_text(rows))
     return 0
 
@@ -117,7 +116,7 @@ def show_thread(args: argparse.Namespace) -> int:
     """A thread's sessions and its restored state (checked where it last ran)."""
     from ..render import clean, report_text
 
-    k = keeper(args)
+    k = keeper(args, reads_only=True)
     rows = k.store.thread_sessions(args.thread)
     report = k.check_resume(args.thread, workspace=rows[-1].cwd or os.getcwd())
     if args.json:
@@ -153,7 +152,7 @@ def _archiver(name: str, archived: bool) -> Callable[[argparse.Namespace], int]:
 
 def check_store(args: argparse.Namespace) -> int:
     """fsck: exit 0 when clean (or repaired), 1 when problems remain."""
-    report = keeper(args).fsck(repair=args.repair)
+    report = keeper(args, reads_only=not args.repair).fsck(repair=args.repair)
     data = dataclasses.asdict(report) | {"clean": report.clean}
     if args.json:
         emit(data)

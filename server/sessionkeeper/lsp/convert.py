@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -13,7 +13,6 @@ import orjson
 from .. import ids
 from ..errors import InvalidId
 from ..events import describe
-from ..recovery.findings import Difference
 from ..recovery.report import Report, Verdict
 from ..recovery.summary import Progress, ThreadSummary, tests_of, thread_summary, todos_of
 from ..store.index import NATIVE, SessionRow, ThreadRow, threads_of
@@ -109,17 +108,6 @@ def acks(items: Sequence[Ack]) -> RecordResult:
     """session/record's result."""
     return RecordResult(acks=[AckOut(seq=a.seq, durability=a.durability,
                                      duplicate=a.duplicate) for a in items])
-
-
-def with_head_details(report: Report, describe: Callable[[str, str], str]) -> Report:
-    """The report with each HEAD difference described (short SHAs, subjects) in its detail."""
-    def detailed(d: Difference) -> Difference:
-        if d.kind != "head" or d.detail or not isinstance(d.recorded, str) \
-                or not isinstance(d.current, str):
-            return d
-        return dataclasses.replace(d, detail=describe(d.recorded, d.current))
-
-    return dataclasses.replace(report, differences=[detailed(d) for d in report.differences])
 
 
 def drift_message(report: Report) -> str:

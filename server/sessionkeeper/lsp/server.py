@@ -32,18 +32,22 @@ from pygls.protocol import (
 )
 
 from .. import __version__
+from ..recovery.command_hooks import registry_from
 from ..recovery.plan import plan
 from ..recovery.report import Decision, Report, Verdict
-from . import convert
+from ..recovery.subsystems.file_history import FileHistory
+from . import convert, gitops
+from .checkout import explained_by_move, git_moved_event
+from .gitops import Head
+from .live import Live, assess_live
 from .options import ServerOptions
-from .protocol import ResumeResult, Status
+from .protocol import ResumeResult, Status, ThreadsChanged
+from .rpc import InvalidParams, unstructure
+from .watch import Batch, Change, Watcher, file_change_events
 
 if TYPE_CHECKING:
     from ..api import Keeper
     from ..session import Session
-    from .gitops import Head
-    from .live import Live
-    from .watch import Batch, Change, Watcher
 
 log = logging.getLogger("sessionkeeper.lsp")
 
@@ -99,8 +103,7 @@ class SessionKeeperServer(LanguageServer):
     def keeper(self) -> Keeper:
         """The Keeper, created on first need (domain worker only)."""
         if self._keeper is None:
-            from ..api import Keeper
-            from ..recovery.command_hooks import registry_from
+            from ..api import Keeper  # the store, the index, filelock: on first need only
             from ..schema import ClientInfo
 
             name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
@@ -137,8 +140,6 @@ class SessionKeeperServer(LanguageServer):
 
     def workspace_of(self, given: str | None) -> str:
         """The workspace a request is about: the one given, else the folder the editor opened."""
-        from .rpc import InvalidParams
-
         workspace = given or self.workspace_root
         if not workspace:
             raise InvalidParams("workspace: required (no workspace folder is open)")
@@ -176,8 +177,6 @@ class SessionKeeperServer(LanguageServer):
 
     async def notify_status(self, *, force: bool = False) -> None:
         """Send session/didChange if the status changed since the last one sent (or if forced)."""
-        from .rpc import unstructure
-
         status = unstructure(await self.run(self.status))
         if force or status != self._last_status:
             self._last_status = status
@@ -185,9 +184,6 @@ class SessionKeeperServer(LanguageServer):
 
     def notify_threads(self, reason: str) -> None:
         """Tell the client the listing changed (session/didChangeThreads); event-loop thread."""
-        from .protocol import ThreadsChanged
-        from .rpc import unstructure
-
         self.protocol.notify(DID_CHANGE_THREADS, unstructure(ThreadsChanged(reason=reason)))
 
     # ---- flows ---------------------------------------------------------------------------------
@@ -257,9 +253,6 @@ class SessionKeeperServer(LanguageServer):
         if self.watcher is not None and self.watcher.root == root:
             return
         self.stop_watching()
-        from . import gitops
-        from .watch import Watcher
-
         self._loop = asyncio.get_running_loop()
         store_root = str(self._keeper.store.layout.root) if self._keeper else None
         dirs = gitops.git_dirs(root)
@@ -287,9 +280,6 @@ class SessionKeeperServer(LanguageServer):
 
     def refresh_live(self, session: Session) -> None:
         """Check the session against its workspace now (domain worker only)."""
-        from . import gitops
-        from .live import assess_live
-
         if self.session is not session:
             return
         self.git_head = gitops.head(session.workspace)
@@ -300,10 +290,6 @@ class SessionKeeperServer(LanguageServer):
 
         Files a move of HEAD explains are the checkout's: one git_moved record, no file_change.
         """
-        from ..recovery.subsystems.file_history import FileHistory
-        from . import gitops
-        from .checkout import explained_by_move, git_moved_event
-
         session = self.session
         if session is None or self.watcher is None or session.workspace != self.watcher.root:
             return False
@@ -333,9 +319,6 @@ class SessionKeeperServer(LanguageServer):
 
     def record_changes(self, changes: list[Change]) -> int:
         """Record watched file changes in the current session (domain worker only); returns count."""
-        from ..recovery.subsystems.file_history import FileHistory
-        from .watch import file_change_events
-
         session = self.session
         if session is None or self.watcher is None:
             return 0

@@ -17,7 +17,9 @@ from .subsystems.worktree import Worktree
 from .summary import status_summary
 
 BASELINE_KINDS = frozenset({"cwd_missing", "other_repository", "relocated", "branch", "head",
-                            "baseline_unreadable"})
+                            "baseline_unreadable", "git_refused"})
+OUTSIDE_GIT = ("outside git: no repository was recorded or found, so branch, HEAD and repository "
+               "identity were not checked")
 
 
 def _validate(replayed: Replayed, workspace: Workspace) -> tuple[list[Difference], list[Invalidation]]:
@@ -36,6 +38,14 @@ def _damage(replayed: Replayed) -> list[dict[str, Any]]:
         for u in replayed.unreadable]
 
 
+def _notes(replayed: Replayed, workspace: Workspace) -> list[str]:
+    worktree = replayed.state.get(Worktree).snapshot()
+    if workspace.exists and workspace.git_note is None and workspace.baseline is None \
+            and worktree.get("baseline") is None:
+        return [OUTSIDE_GIT]
+    return []
+
+
 def assess(replayed: Replayed, workspace: Workspace, *, thread_id: str) -> Report:
     """The report a resume of `thread_id` here would give."""
     damaged = _damage(replayed)
@@ -46,9 +56,6 @@ def assess(replayed: Replayed, workspace: Workspace, *, thread_id: str) -> Repor
     verdict = verdict_of(differences, damaged=bool(damaged))
     state = replayed.state
     ops = state.summaries()["operations"]
-    recorded_branch = state.get(Worktree).recorded_branch()
-    switch_back = (f"git checkout {recorded_branch}" if recorded_branch
-                   and any(d.kind == "branch" for d in differences) else None)
     return Report(
         verdict=verdict, thread_id=thread_id, restored_to_seq=replayed.restored_to_seq,
         workspace=workspace.root, agent=replayed.agent,
@@ -62,6 +69,6 @@ def assess(replayed: Replayed, workspace: Workspace, *, thread_id: str) -> Repor
                       "offset": r.tail.offset, "bytes": r.tail.length, "reason": r.tail.reason,
                       "action": "would quarantine"}
                      for r in replayed.rollouts if r.tail is not None],
-        damaged=damaged, notes=[workspace.git_note] if workspace.git_note else [],
-        facts=replayed.facts, choices=list(CHOICES[verdict]), switch_back=switch_back,
+        damaged=damaged, notes=_notes(replayed, workspace),
+        facts=replayed.facts, choices=list(CHOICES[verdict]),
     )

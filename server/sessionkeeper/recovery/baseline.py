@@ -1,8 +1,9 @@
 """Capture and compare the git workspace a session runs in; drift is data, never a side effect.
 
 Invariants: only read-only git commands run here (rev-parse, rev-list, symbolic-ref, config --get,
-status with optional locks off); GitPython is imported inside the functions that need it, never at
-module import; a repository is identified by its root commits (then its origin URL), not its path.
+status), through `gitrun` (optional locks off, no prompts); a repository git refuses to read
+raises GitRefused with git's reason and is never taken for "outside git"; a repository is
+identified by its root commits (then its origin URL), not its path.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
+from . import gitrun
 from .findings import Difference, Workspace
 from .report import Verdict
 
-BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable"})
+BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable",
+                            "git_refused"})
 """Difference kinds after which the session cannot continue here (verdict `blocked`)."""
 
 _CHUNK = 1 << 20
@@ -29,31 +33,17 @@ class PathEscapesRoot(ValueError):
     """A file path that resolves outside the workspace root; it is never read."""
 
 
-def _git(path: str) -> Any:  # GitPython's Git, imported lazily
-    """Return a GitPython command runner for `path` that never takes optional locks."""
-    import git  # lazy: GitPython costs start-up time and needs the git binary
-
-    runner = git.Git(path)
-    runner.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
-    return runner
-
-
-def _read(runner: Any, *args: str, strip: bool = True) -> str | None:
-    """Run one read-only git command; None when git reports failure."""
-    import git
-
-    try:
-        return runner.execute(["git", *args], strip_newline_in_stdout=strip)
-    except git.GitCommandError:
-        return None
-
-
 def _toplevel(path: str) -> str | None:
-    """Return the working tree containing `path`, or None outside git (or in a bare repo)."""
+    """The working tree containing `path`; None outside git; GitRefused when git will not read it."""
     if not os.path.isdir(path):
         return None
-    top = _read(_git(path), "rev-parse", "--show-toplevel")
-    return os.path.realpath(top) if top else None
+    done = gitrun.run(path, "rev-parse", "--show-toplevel")
+    if done.ok and done.text():
+        return os.path.realpath(done.text())
+    refused = gitrun.refusal(done, path)
+    if refused is not None:
+        raise refused
+    return None
 
 
 def redact_url(url: str | None) -> str | None:
@@ -68,15 +58,14 @@ def identity_of(path: str) -> tuple[str, RepoIdentity] | None:
     top = _toplevel(path)
     if top is None:
         return None
-    runner = _git(top)
-    roots = _read(runner, "rev-list", "--max-parents=0", "HEAD") or ""
-    remote = _read(runner, "config", "--get", "remote.origin.url")
+    roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
+    remote = gitrun.value(top, "config", "--get", "remote.origin.url")
     return top, RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
 
 
-def _repo_root(runner: Any, top: str) -> str:
+def _repo_root(top: str) -> str:
     """Return the main working tree of the repository (differs from `top` in a linked worktree)."""
-    common = _read(runner, "rev-parse", "--git-common-dir")
+    common = gitrun.value(top, "rev-parse", "--git-common-dir")
     if common:
         common = os.path.realpath(os.path.join(top, common))
         if os.path.basename(common) == ".git":
@@ -104,7 +93,8 @@ def _status_paths(porcelain: str) -> list[str]:
 
 def dirty_fingerprint(worktree: str) -> str | None:
     """Return sha256 of `git status --porcelain=v2` and each listed file's bytes; None if clean."""
-    porcelain = _read(_git(worktree), "status", "--porcelain=v2", "-z", strip=False)
+    done = gitrun.run(worktree, "status", "--porcelain=v2", "-z")
+    porcelain = done.stdout.decode("utf-8", "surrogateescape") if done.ok else ""
     if not porcelain:
         return None
     digest = hashlib.sha256(porcelain.encode("utf-8", "surrogateescape"))
@@ -126,13 +116,12 @@ def capture(path: str | os.PathLike[str], *, dirty: bool = True) -> GitBaseline 
     if found is None:
         return None
     top, identity = found
-    runner = _git(top)
     return GitBaseline(
-        repo_root=_repo_root(runner, top),
+        repo_root=_repo_root(top),
         worktree=top,
         identity=identity,
-        branch=_read(runner, "symbolic-ref", "--short", "-q", "HEAD") or None,
-        head=_read(runner, "rev-parse", "--verify", "-q", "HEAD^{commit}") or None,
+        branch=gitrun.value(top, "symbolic-ref", "--short", "-q", "HEAD"),
+        head=gitrun.value(top, "rev-parse", "--verify", "-q", "HEAD^{commit}"),
         dirty=dirty_fingerprint(top) if dirty else None,
     )
 
@@ -241,15 +230,25 @@ def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str |
 
 
 def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) -> Workspace:
-    """Build the Workspace subsystems validate against: existence, baseline now, file hashing."""
+    """Build the Workspace subsystems validate against: existence, baseline now, file hashing.
+
+    When git refuses the workspace, the baseline is None and `git_note` says git's reason.
+    """
     root = os.path.abspath(root)
     exists = os.path.isdir(root)
+    baseline, note = None, None
+    if exists:
+        try:
+            baseline = capture(root, dirty=False)
+        except GitRefused as exc:
+            note = str(exc)
     return Workspace(
         root=root,
         exists=exists,
-        baseline=capture(root, dirty=False) if exists else None,
+        baseline=baseline,
         file_hash=lambda rel: file_hash(root, rel) if exists else None,
         requested=dict(requested or {}),
+        git_note=note,
     )
 
 

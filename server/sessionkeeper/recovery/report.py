@@ -66,6 +66,8 @@ class Report:
     """The decisions this verdict offers."""
     switch_back: str | None = None
     """The command that would restore the recorded branch (None when it cannot work)."""
+    switch_back_worktree: str | None = None
+    """The recorded branch is checked out in this other worktree: open it instead."""
     relocate_to: str | None = None
     """Where the recorded repository now lives (its cwd is missing)."""
     decision: Decision | None = None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ThreadBusy
 from .index import SessionRow
+from .layout import fsync_dir, parse_rollout_name
 from .quarantine import Quarantined, quarantine_tail
 from .reader import read_rollout
 from .store import Store
@@ -45,7 +47,11 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
         report.checked += 1
         row = store.probe(path, archived)
         if isinstance(row, str):
-            report.unindexable.append({"path": path, "reason": row})
+            done = set_aside_empty(store, Path(path)) if repair and row == "empty file" else None
+            if done is not None:
+                report.quarantined.append(done)
+            else:
+                report.unindexable.append({"path": path, "reason": row})
             continue
         sid = row.session_id
         if sid in seen:
@@ -68,6 +74,20 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
         store.rebuild()
         report.repaired = True
     return report
+
+
+def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
+    """Move a 0-byte rollout (a crash between creating and writing it) into quarantine/."""
+    name = parse_rollout_name(path.name)
+    if name is None or path.stat().st_size != 0:
+        return None
+    target = store.layout.quarantine / f"{path.name}.empty"
+    os.replace(path, target)
+    fsync_dir(target.parent)
+    fsync_dir(path.parent)
+    (store.layout.pending / name.session_id).unlink(missing_ok=True)
+    return Quarantined(name.session_id, str(target), 0, 0, "empty rollout (a crash before its "
+                                                           "first line)")
 
 
 def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport, *,

@@ -98,13 +98,19 @@ class Layout:
         return self.root / "quarantine"
 
     @property
+    def pending(self) -> Path:
+        """Sessions whose index row may be missing: one marker each, removed once indexed."""
+        return self.root / "pending"
+
+    @property
     def index_path(self) -> Path:
         """The SQLite index (a cache)."""
         return self.root / "state.db"
 
     def ensure(self) -> Layout:
         """Create the private store directories."""
-        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks"):
+        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks",
+                     self.pending):
             ensure_private_dir(path)
         return self
 

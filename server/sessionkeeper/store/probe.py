@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .codec import LineError, unframe
-from .index import SessionRow
+from .index import NATIVE, SessionRow
 from .layout import parse_rollout_name
 
 _PROBE = 1 << 16
@@ -55,7 +55,8 @@ def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[s
         archived=archived, started_at=meta.get("ts"),
         last_activity=last.get("ts") or meta.get("ts"), resumed_from=meta.get("resumed_from"),
         forked_from=meta.get("forked_from"), source=meta.get("source", "startup"),
-        cwd=meta.get("cwd"), repo_key=repo_key(meta), branch=branch, title=title,
+        agent=str(meta.get("agent") or NATIVE), cwd=meta.get("cwd"), repo_key=repo_key(meta),
+        branch=branch, title=title,
         first_seq=first_seq, last_seq=last_seq, event_count=last_seq - first_seq,
         size=size, inode=inode, status=status, summary=summary,
     )

@@ -23,6 +23,7 @@ from filelock import BaseFileLock
 from .. import ids
 from ..clock import utc_now_iso
 from ..errors import (
+    IndexBusy,
     IndexUnavailable,
     SchemaTooNew,
     SessionReadOnly,
@@ -31,7 +32,9 @@ from ..errors import (
 )
 from ..events import Durability, Record
 from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
-from .index.sqlite import SqliteBackend
+from .index.memory import MemoryIndex
+from .index.overlay import OverlayIndex
+from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .locks import lock_thread
 from .probe import probe, session_row
@@ -43,6 +46,7 @@ from .sinks import AppendSink, FileSink
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
 _INDEX_EVERY_S = 2.0
+_PENDING_GRACE_S = 60.0  # a marker whose rollout never appeared: kept this long (a start in flight)
 
 
 class SessionWriter:
@@ -56,6 +60,7 @@ class SessionWriter:
         self._lock = lock
         self.recorder = recorder
         self.summary: dict[str, Any] | None = None
+        self.pending: Path | None = None  # this session's marker until its row is in the index
         self._indexed_at = time.monotonic()
 
     @property
@@ -82,12 +87,14 @@ class SessionWriter:
         return acks
 
     def update_index(self) -> None:
-        """Write this session's row to the index (fails soft)."""
+        """Write this session's row to the index (fails soft: the pending marker stays)."""
         self._indexed_at = time.monotonic()
         row = session_row(self.meta, path=self.store.layout.relative(self.path), archived=False,
                           last={"seq": self.last_seq, "ts": utc_now_iso()},
                           size=self.recorder.size, inode=None, summary=self.summary)
-        self.store.index_upsert([row])
+        if self.store.index_upsert([row]) and self.pending is not None:
+            self.pending.unlink(missing_ok=True)
+            self.pending = None
 
     def close(self) -> None:
         """Flush, fsync, update the index and release the thread lock."""
@@ -102,9 +109,12 @@ class Store:
     """One store directory: rollouts (truth) plus an index (cache)."""
 
     def __init__(self, root: Path | str | None = None, *,
-                 index_backend: IndexBackend | None = None) -> None:
-        self.layout = Layout(root).ensure()
-        self.backend: IndexBackend = index_backend or SqliteBackend(self.layout.index_path)
+                 index_backend: IndexBackend | None = None, read_only: bool = False) -> None:
+        """`read_only`: nothing is created or changed on disk (the index is kept in memory)."""
+        self.read_only = read_only
+        self.layout = Layout(root) if read_only else Layout(root).ensure()
+        kind = ReadOnlyBackend if read_only else SqliteBackend
+        self.backend: IndexBackend = index_backend or kind(self.layout.index_path)
         self._index: Index | None = None
 
     # ---- index, self-repairing -------------------------------------------------------------
@@ -124,9 +134,14 @@ class Store:
         return self._index
 
     def _query(self, ask: Callable[[Index], T]) -> T:
-        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again."""
+        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again; a busy
+        one is answered from the rollouts themselves (nothing is set aside)."""
         try:
             return ask(self.index())
+        except IndexBusy:
+            scanned = MemoryIndex()
+            scanned.replace_all(self._scan(None)[0])
+            return ask(scanned)
         except IndexUnavailable:
             self._drop_index()
             self.backend.set_aside()
@@ -138,12 +153,17 @@ class Store:
             self._index.close()
             self._index = None
 
-    def index_upsert(self, rows: list[SessionRow]) -> None:
-        """Update index rows; an unusable index is left for the next rebuild."""
+    def index_upsert(self, rows: list[SessionRow]) -> bool:
+        """Update index rows; True when they are in. A busy index is tried again later (the
+        rows' pending markers stay); an unusable one is left for the next rebuild."""
         try:
             self.index().upsert(rows)
+        except IndexBusy:
+            return False
         except IndexUnavailable:
-            self._index = None
+            self._drop_index()
+            return False
+        return True
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts; returns counts.
@@ -187,6 +207,9 @@ class Store:
 
     def lock_thread(self, thread_id: str, *, purpose: str = "open for writing") -> BaseFileLock:
         """Take a thread's writer lock now or raise ThreadBusy; the caller releases it."""
+        if self.read_only:
+            raise SessionReadOnly(f"the store {self.layout.root} was opened read-only; "
+                                  f"cannot {purpose}")
         return lock_thread(self.layout, thread_id, purpose=purpose)
 
     def create(self, meta: Record, body: bytes, *, first_seq: int = 0,
@@ -201,6 +224,7 @@ class Store:
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
         try:
             path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
+            marker = self._mark_pending(session, path)  # before the file: a crash leaves a trace
             ensure_private_dir(path.parent, within=self.layout.root)
             fsync_dir(path.parent.parent)
             recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
@@ -210,8 +234,51 @@ class Store:
             raise
         meta = {**meta, "seq": acks[0].seq, "ts": utc_now_iso()}
         writer = SessionWriter(self, meta=meta, path=path, lock=lock, recorder=recorder)
+        writer.pending = marker
         writer.update_index()
         return writer
+
+    def _mark_pending(self, session: str, path: Path) -> Path:
+        """A marker naming a new session's rollout, until the index holds its row."""
+        marker = self.layout.pending / session
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        return marker
+
+    def catch_up(self) -> list[SessionRow]:
+        """Index the sessions whose pending marker is still there (a crash, a busy index).
+
+        One directory listing when nothing is pending; returns the rows it could not write yet
+        (the index is busy, or the store read-only) so a caller can answer with them anyway.
+        """
+        try:
+            markers = [entry for entry in os.scandir(self.layout.pending) if entry.is_file()]
+        except OSError:
+            return []
+        rows, done = [], []
+        for entry in markers:
+            try:
+                with open(entry.path, encoding="utf-8") as handle:
+                    relpath = handle.read().strip()
+                path = self.layout.resolve(relpath)
+            except (OSError, ValueError, StoreDamaged):
+                continue
+            if not path.exists() and self.layout.sessions in path.parents:
+                path = self.layout.archived_path(path)  # archived meanwhile by another process
+            if not path.exists():  # the process died before creating it: nothing to index
+                if time.time() - entry.stat().st_mtime > _PENDING_GRACE_S:
+                    Path(entry.path).unlink(missing_ok=True)
+                continue
+            row = self.probe(str(path), self.layout.archived in path.parents)
+            if isinstance(row, SessionRow):
+                rows.append(row)
+                done.append(entry.path)
+        if not rows or self.read_only or not self.index_upsert(rows):
+            return rows
+        for marker in done:
+            Path(marker).unlink(missing_ok=True)
+        return []
 
     def reopen(self, session_id: str, *,
                durability: Durability = Durability.WRITTEN) -> tuple[SessionWriter, Rollout]:
@@ -253,8 +320,17 @@ class Store:
     # ---- reading ------------------------------------------------------------------------------
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
-        """A page of threads from the index (rebuilt first if it is missing or corrupt)."""
-        return self._query(lambda index: index.list_threads(query))
+        """A page of threads from the index (rebuilt first if it is missing or corrupt), caught
+        up first with sessions whose row never made it there."""
+        unwritten = self.catch_up()
+
+        def ask(index: Index) -> list[ThreadRow]:
+            if unwritten:  # answer with them although the index could not take them yet
+                index = OverlayIndex(index)
+                index.upsert(unwritten)
+            return index.list_threads(query)
+
+        return self._query(ask)
 
     def thread_row(self, thread_id: str) -> ThreadRow | None:
         """A thread's index row, or None."""

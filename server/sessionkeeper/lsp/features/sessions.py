@@ -94,17 +94,9 @@ async def session_current(ls: Server, p: NoParams) -> Status | None:
 @rpc("session/checkResume", CheckResumeParams)
 async def session_check_resume(ls: Server, p: CheckResumeParams) -> Report:
     """Dry run of a resume: the report; nothing changes."""
-    from .. import gitops
-
     workspace = ls.workspace_of(p.workspace)
-
-    def work() -> Report:
-        report = ls.keeper.check_resume(p.thread_id, workspace=workspace,
-                                        latest=p.latest or p.thread_id is None)
-        return convert.with_head_details(
-            report, lambda old, new: gitops.describe_move(workspace, old, new))
-
-    return await ls.run(work)
+    return await ls.run(lambda: ls.keeper.check_resume(p.thread_id, workspace=workspace,
+                                                       latest=p.latest or p.thread_id is None))
 
 
 # ---- writing ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from ...events import GitBaseline
 from ...recovery.subsystems.worktree import Worktree
 from .. import gitops
 from ..gitops import Refusal
@@ -19,12 +20,15 @@ from ..server import SessionKeeperServer as Server
 log = logging.getLogger("sessionkeeper.lsp")
 
 
-def _recorded_branch(ls: Server, thread_id: str) -> str | None:
-    """The branch the thread's latest session was recorded on (domain worker)."""
+def _recorded(ls: Server, thread_id: str) -> GitBaseline | None:
+    """The baseline the thread's latest session was recorded in (domain worker)."""
     current = ls.session
     state = current.state if current is not None and current.thread_id == thread_id \
         else ls.keeper.replay(thread_id).state
-    return state.get(Worktree).recorded_branch()
+    try:
+        return state.get(Worktree).recorded()
+    except ValueError:  # unreadable: nothing to switch back to
+        return None
 
 
 @rpc("session/switchBack", SwitchBackParams)
@@ -33,13 +37,13 @@ async def session_switch_back(ls: Server, p: SwitchBackParams) -> SwitchBackResu
     workspace = ls.workspace_of(p.workspace)
 
     def work() -> SwitchBackResult:
-        plan = gitops.switch_back_plan(workspace, _recorded_branch(ls, p.thread_id))
+        plan = gitops.switch_back_plan(workspace, _recorded(ls, p.thread_id))
         refused: Refusal | None = plan.refused
         message, ran = plan.message, False
-        if refused is None and not p.dry_run and plan.branch is not None:
-            failure = gitops.checkout(workspace, plan.branch)
+        if refused is None and not p.dry_run:
+            failure = gitops.checkout(workspace, plan)
             refused, ran = ("failed", False) if failure else (None, True)
-            message = failure or f"checked out {plan.branch}"
+            message = failure or f"ran `{plan.command}`"
         return SwitchBackResult(branch=plan.branch, command=plan.command, ran=ran,
                                 refused=refused, message=message, worktree=plan.worktree,
                                 uncommitted=plan.uncommitted)

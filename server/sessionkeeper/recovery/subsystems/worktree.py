@@ -76,6 +76,9 @@ class Worktree(Subsystem):
         except ValueError as exc:
             return Findings(differences=[Difference("baseline_unreadable", None, workspace.root,
                                                     f"the recorded baseline is unreadable: {exc}")])
+        if workspace.git_note is not None:  # git will not read it: nothing can be compared
+            return Findings(differences=[Difference("git_refused", self.state["cwd"],
+                                                    workspace.root, workspace.git_note)])
         diffs = compare(recorded, workspace.baseline, cwd_exists=workspace.exists)
         cwd = self.state["cwd"]
         settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)

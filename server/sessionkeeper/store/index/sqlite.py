@@ -20,9 +20,12 @@ from typing import Any
 
 import orjson
 
-from ...errors import IndexUnavailable
+from ...errors import IndexBusy, IndexUnavailable
+from .memory import MemoryIndex
+from .overlay import OverlayIndex
 from .rows import ListQuery, SessionRow, ThreadRow, threads_of
 
+_BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
 INDEX_VERSION = 3  # 3: rows as values, store-relative paths, agent column
 SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
 THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
@@ -73,6 +76,14 @@ def _decoded(row: sqlite3.Row) -> dict[str, Any]:
     return out
 
 
+def _unavailable(what: str, exc: Exception) -> IndexUnavailable:
+    """The typed error for a sqlite failure: busy (someone else writes) or unusable."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return IndexBusy(f"{what}: {text}")
+    return IndexUnavailable(f"{what}: {text}")
+
+
 def _refuse_symlinks(path: Path) -> None:
     for part in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         with contextlib.suppress(FileNotFoundError):
@@ -86,31 +97,44 @@ def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
         with contextlib.suppress(FileExistsError):
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                              | os.O_CLOEXEC, 0o600))
-    db = sqlite3.connect(path, timeout=5.0, isolation_level="DEFERRED", check_same_thread=False)
+    db = sqlite3.connect(path, timeout=_BUSY_S, isolation_level="DEFERRED", check_same_thread=False)
     db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA journal_mode={'OFF' if fast else 'WAL'}")
     db.execute(f"PRAGMA synchronous={'OFF' if fast else 'NORMAL'}")
-    db.execute("PRAGMA busy_timeout=5000")
+    db.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
+    return db
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write (nor create -shm/-wal when there is no live writer)."""
+    _refuse_symlinks(path)
+    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro{immutable}", uri=True, timeout=0.25,
+                         check_same_thread=False)
+    db.row_factory = sqlite3.Row
     return db
 
 
 class SqliteIndex:
-    """One connection to state.db."""
+    """One connection to state.db (read-only: queries only, for a store this process must not
+    change)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         try:
-            self.db = _connect(path)
+            self.db = _connect_read_only(path) if read_only else _connect(path)
             self.inode = os.stat(path).st_ino
             with self.db:
-                self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
+                if not read_only:
+                    self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
                 row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-                if row is None:
+                if row is None and not read_only:
                     self.db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                elif row[0] != str(INDEX_VERSION):
-                    raise sqlite3.DatabaseError(f"index version {row[0]} != {INDEX_VERSION}")
+                elif row is None or row[0] != str(INDEX_VERSION):
+                    found = row[0] if row else "none"
+                    raise sqlite3.DatabaseError(f"index version {found} != {INDEX_VERSION}")
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"index {path}: {exc}") from exc
+            raise _unavailable(f"index {path}", exc) from exc
 
     def close(self) -> None:
         """Close the connection."""
@@ -134,7 +158,7 @@ class SqliteIndex:
                     f"SELECT * FROM sessions WHERE thread_id IN ({marks})", threads)]
                 self.db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(sessions)])
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"index update failed: {exc}") from exc
+            raise _unavailable("index update failed", exc) from exc
 
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
         """Replace every row in one transaction (other processes see the old or the new index)."""
@@ -146,7 +170,7 @@ class SqliteIndex:
                 self.db.execute("DELETE FROM threads")
                 _fill(self.db, rows)
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"index rebuild failed: {exc}") from exc
+            raise _unavailable("index rebuild failed", exc) from exc
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
@@ -189,13 +213,13 @@ class SqliteIndex:
         try:
             return {r[0] for r in self.db.execute("SELECT session_id FROM sessions")}
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"index query failed: {exc}") from exc
+            raise _unavailable("index query failed", exc) from exc
 
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         try:
             return [_decoded(r) for r in self.db.execute(sql, args)]
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"index query failed: {exc}") from exc
+            raise _unavailable("index query failed", exc) from exc
 
 
 def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
@@ -250,5 +274,27 @@ class SqliteBackend:
             os.replace(tmp, path)
         except (sqlite3.Error, OSError) as exc:
             tmp.unlink(missing_ok=True)
-            raise IndexUnavailable(f"index rebuild failed: {exc}") from exc
+            raise _unavailable("index rebuild failed", exc) from exc
         return SqliteIndex(path)
+
+
+class ReadOnlyBackend:
+    """state.db read but never written: updates stay in memory, a bad index is rebuilt in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def open(self) -> OverlayIndex:
+        """The existing index behind a memory overlay; IndexUnavailable when missing or unusable."""
+        if not self.path.exists() and not self.path.is_symlink():
+            raise IndexUnavailable("index missing")
+        return OverlayIndex(SqliteIndex(self.path, read_only=True))
+
+    def set_aside(self) -> None:
+        """Nothing moves: the store is not ours to change."""
+
+    def build(self, rows: Sequence[SessionRow]) -> OverlayIndex:
+        """An index held in memory only."""
+        index = OverlayIndex(MemoryIndex())
+        index.replace_all(rows)
+        return index

@@ -1,0 +1,66 @@
+"""The one way Session Keeper runs git: read-only commands, no optional locks, no prompts.
+
+Every call returns what git printed and why it failed; nothing here moves a ref or touches the
+working tree. `GitRefused` carries git's own reason when it will not read a repository (dubious
+ownership, a bare repository, a `.git` directory given as the workspace) — never mistaken for
+"outside git".
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+from ..errors import GitRefused
+
+_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
+_OUTSIDE = "not a git repository"
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """What one git command did."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        """True when git exited 0."""
+        return self.returncode == 0
+
+    def text(self) -> str:
+        """stdout decoded, without the trailing newline."""
+        return self.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def run(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> GitResult:
+    """Run `git args...` in `cwd`; a missing git or directory is a failed result, never a raise."""
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_ENV}, input=stdin,
+                              capture_output=True, check=False)
+    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+        return GitResult(127, b"", f"cannot run git in {cwd}: {exc}")
+    return GitResult(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+
+
+def value(cwd: str | os.PathLike[str], *args: str) -> str | None:
+    """The stripped output of a git query, or None when git answers no (or fails)."""
+    done = run(cwd, *args)
+    return done.text().strip() or None if done.ok else None
+
+
+def refusal(done: GitResult, where: str) -> GitRefused | None:
+    """GitRefused with git's reason when a failure is git refusing `where` (not "outside git")."""
+    if done.ok or _OUTSIDE in done.stderr:
+        return None
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    reason = " ".join(line.removeprefix("fatal: ") for line in lines[:1]) or "git failed"
+    if "dubious ownership" in done.stderr:
+        reason += (f" — git refuses a repository owned by another user; if you trust it, run "
+                   f"`git config --global --add safe.directory {where}`")
+    elif "must be run in a work tree" in done.stderr:
+        reason += " — a bare repository or a .git directory is not a workspace; open its work tree"
+    return GitRefused(f"git will not read {where}: {reason}")

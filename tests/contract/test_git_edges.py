@@ -1,0 +1,105 @@
+"""Git edge cases a user meets: dubious ownership, bare repositories, worktrees, renamed branches."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.errors import GitRefused
+
+from ..conftest import git, init_repo
+
+
+def test_a_repository_owned_by_another_user_is_refused_with_gits_reason(store_dir, tmp_path,
+                                                                       monkeypatch):
+    """Fixture: a real repository chowned to uid 65534 (a container or CI checkout); no global
+    git configuration (a machine-wide safe.directory would hide the case)."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    repo = init_repo(tmp_path / "theirs", {"a.py": "x = 1\n"})
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo, title="mine for now")
+    thread.close()
+    for dirpath, dirs, files in os.walk(repo):
+        for name in [*dirs, *files, ""]:
+            os.lchown(os.path.join(dirpath, name), 65534, 65534)
+    with pytest.raises(GitRefused, match="dubious ownership.*safe.directory"):
+        keeper.start(repo)
+    report = keeper.check_resume(thread.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["git_refused"]
+    assert "safe.directory" in report.differences[0].detail
+    assert "outside any git repository" not in report.differences[0].detail
+
+
+def test_a_bare_repository_or_a_git_dir_is_not_a_workspace(store_dir, tmp_path, repo):
+    """Fixture: `repo` and a bare clone of it."""
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    for place in (bare, repo / ".git"):
+        with pytest.raises(GitRefused, match="not a workspace"):
+            Keeper(store_dir).start(place)
+
+
+def test_outside_git_the_report_says_git_checks_were_skipped(store_dir, tmp_path):
+    """Fixture: a plain directory (no repository)."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    keeper = Keeper(store_dir)
+    thread = keeper.start(plain)
+    thread.close()
+    report = keeper.check_resume(thread.thread_id, workspace=str(plain))
+    assert report.verdict == "ok" and report.notes and report.notes[0].startswith("outside git")
+
+
+def test_switch_back_advice_opens_the_worktree_that_holds_the_branch(store_dir, repo, tmp_path):
+    """Fixture: `repo` on fix/payment; the user goes to main, and fix/payment lives in a worktree."""
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    git(repo, "checkout", "-q", "main")
+    other = tmp_path / "payment-worktree"
+    git(repo, "worktree", "add", "-q", str(other), "fix/payment")
+    report = keeper.check_resume(thread.thread_id, workspace=str(repo))
+    assert report.verdict == "drift" and report.switch_back is None
+    assert report.switch_back_worktree == str(other)
+    assert any("open that worktree" in n for n in report.notes)
+
+
+def test_switch_back_advice_for_a_renamed_branch_recreates_it_at_the_recorded_head(store_dir, repo):
+    """Fixture: `repo` on fix/payment, then the branch renamed and main checked out."""
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "branch", "-m", "fix/payment", "fix/payments")
+    git(repo, "checkout", "-q", "main")
+    report = keeper.check_resume(thread.thread_id, workspace=str(repo))
+    assert report.switch_back == f"git switch -c fix/payment {head}"
+    assert any("no longer exists" in n for n in report.notes)
+
+
+def test_switch_back_advice_from_a_detached_recording_checks_out_its_commit(store_dir, repo):
+    """Fixture: `repo` recorded on a detached HEAD, then back on a branch."""
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    git(repo, "checkout", "-q", "fix/payment")
+    report = keeper.check_resume(thread.thread_id, workspace=str(repo))
+    assert report.verdict == "drift"
+    assert report.switch_back == f"git checkout --detach {head}"
+
+
+def test_the_plain_switch_back_is_a_checkout(store_dir, repo: Path):
+    """Fixture: `repo` on fix/payment; main checked out."""
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    git(repo, "checkout", "-q", "main")
+    assert keeper.check_resume(thread.thread_id, workspace=str(repo)).switch_back == (
+        "git checkout fix/payment")

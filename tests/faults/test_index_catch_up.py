@@ -1,0 +1,83 @@
+"""The index catches up by itself: a foreign write lock, a crash between file and row, empty files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+from sessionkeeper.api import Keeper
+
+
+def cli(store: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """The real CLI against `store` (the default-store behaviour: it may update the index)."""
+    return subprocess.run([sys.executable, "-m", "sessionkeeper", *args], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "NO_COLOR": "1",
+                                                           "SESSIONKEEPER_HOME": str(store)})
+
+
+def test_a_foreign_write_lock_on_the_index_neither_stalls_start_nor_loses_the_thread(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: `repo`; another process holds a write transaction on state.db meanwhile."""
+    Keeper(store_dir).start(repo, title="before").close()
+    holder = sqlite3.connect(store_dir / "state.db", timeout=0)
+    holder.execute("BEGIN IMMEDIATE")  # a foreign writer (a sqlite3 shell, a backup tool)
+    try:
+        started = cli(store_dir, "start", "--workspace", str(repo), "--title", "during", "--json",
+                      timeout=20)  # a timeout, not a speed assertion: it used to hang ~21 s
+        assert started.returncode == 0, started.stderr
+        listed = orjson.loads(cli(store_dir, "list", "--json").stdout)  # answered while locked
+        assert {t["title"] for t in listed} == {"before", "during"}
+    finally:
+        holder.rollback()
+        holder.close()
+    assert sorted(r.title or "" for r in Keeper(store_dir).rows()) == ["before", "during"]
+    assert os.listdir(store_dir / "pending") == []  # caught up: no marker left
+
+
+def test_sessions_whose_row_never_reached_the_index_are_listed_after_a_kill(store_dir, repo):
+    """Fixture: 12 real SIGKILLs of a process that forks a thread again and again."""
+    base = Keeper(store_dir).start(repo, title="base")
+    base.close()
+    script = ("import sys; from sessionkeeper.api import Keeper\n"
+              "k = Keeper(sys.argv[1])\n"
+              "while True:\n    k.fork(sys.argv[2]).close()\n")
+    for trial in range(12):
+        child = subprocess.Popen([sys.executable, "-c", script, str(store_dir), base.thread_id])
+        time.sleep(0.3 + 0.05 * trial)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    keeper = Keeper(store_dir)
+    listed = {r.thread_id for r in keeper.rows(include_archived=True, limit=1000)}
+    on_disk = set()
+    for path in (store_dir / "sessions").rglob("rollout-*.jsonl"):
+        first = path.read_bytes().split(b"\n", 1)[0]
+        if first.endswith(b"}"):
+            on_disk.add(orjson.loads(first)["thread_id"])
+    assert on_disk <= listed  # every fork whose first line is on disk is listed
+    report = keeper.fsck(repair=True)
+    again = keeper.fsck(repair=False)
+    assert again.clean, again
+    assert all(q.reason.startswith("empty rollout") or q.bytes for q in report.quarantined)
+
+
+def test_fsck_repair_sets_an_empty_rollout_aside(store_dir, repo):
+    """Fixture: a 0-byte rollout with its pending marker, as a crash before the first line leaves."""
+    keeper = Keeper(store_dir)
+    keeper.start(repo).close()
+    day = next((store_dir / "sessions").rglob("rollout-*.jsonl")).parent
+    empty = day / "rollout-20261201T000000000Z-00000000-0000-4000-8000-00000000abcd.jsonl"
+    empty.touch()
+    (store_dir / "pending" / "00000000-0000-4000-8000-00000000abcd").write_text(
+        str(empty.relative_to(store_dir)))
+    assert not keeper.fsck(repair=False).clean
+    report = keeper.fsck(repair=True)
+    assert [q.reason.split(" ")[0] for q in report.quarantined] == ["empty"]
+    assert not empty.exists() and (store_dir / "quarantine" / f"{empty.name}.empty").exists()
+    assert keeper.fsck(repair=False).clean and os.listdir(store_dir / "pending") == []
