@@ -37,7 +37,7 @@ export function report(over: Partial<Report> = {}): Report {
       cost: { summary: {}, headline: '$1.2340, 10 in / 20 out tokens' },
     },
     in_doubt_operations: [], duplicate_operations: [], rerun_verifier: false, quarantined: [], damaged: [],
-    notes: [], facts: {}, choices: [], switch_back: null, relocate_to: null, decision: null, continued: false,
+    notes: [], facts: {}, choices: [], switch_back: null, switch_back_worktree: null, relocate_to: null, decision: null, continued: false,
     session_id: null, new_thread_id: null, export_path: null, reset: null, hook_failures: [], hook_context: [],
     ...over,
   };
