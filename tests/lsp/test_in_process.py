@@ -160,6 +160,8 @@ async def test_watched_changes_recorded_through_the_domain_worker(
     server.watcher = None
     shown = await dispatch(server, "session/show", {"thread_id": started["thread_id"]})
     assert shown["timeline"][-1]["summary"] == "payment.py by user"
+    assert (shown["timeline"][-1]["path"], shown["timeline"][-1]["author"]) == ("payment.py", "user")
+    assert shown["timeline"][0]["path"] is None  # only file changes name a file
 
 
 def test_cursor_round_trips_and_rejects_foreign_text() -> None:
@@ -188,3 +190,17 @@ async def test_cancelled_reindex_answers_request_cancelled_and_keeps_the_index(
     assert values[-1].message == "cancelled"
     listed = await dispatch(server, "session/list", {})
     assert [t["thread_id"] for t in listed["threads"]] == [started["thread_id"]]
+
+
+async def test_list_of_all_workspaces_includes_threads_of_other_folders(
+        server: SessionKeeperServer, repo: Path, tmp_path: Path) -> None:
+    """Fixtures: `server` (workspace `repo`), and a second folder with a thread of its own."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    here = await dispatch(server, "session/start", {"title": "here"})
+    there = await dispatch(server, "session/start", {"title": "there", "workspace": str(other)})
+    mine = (await dispatch(server, "session/list", {}))["threads"]
+    assert [t["thread_id"] for t in mine] == [here["thread_id"]]
+    every = (await dispatch(server, "session/list", {"all_workspaces": True}))["threads"]
+    assert [t["thread_id"] for t in every] == [there["thread_id"], here["thread_id"]]
+    assert every[0]["cwd"] == str(other.resolve()) and every[0]["current"] is True

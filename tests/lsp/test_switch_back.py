@@ -164,3 +164,4 @@ def test_git_dirs_of_a_linked_worktree_and_git_state_paths(repo: Path, tmp_path:
                         "objects/ab/cd", "refs/heads/main.lock", "ORIG_HEAD")
             if is_git_state(p)] == ["HEAD", "refs/heads/main", "packed-refs", "index.lock"]
 
+

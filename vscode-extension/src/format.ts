@@ -49,3 +49,23 @@ export function brief(value: unknown, max = 80): string {
 export function shortId(id: string | null | undefined): string {
   return id ? id.split('-')[0] ?? id : '—';
 }
+
+/** "$0.42" (cents), or undefined when no money was spent or recorded. */
+export function money(usd: number | null | undefined): string | undefined {
+  return typeof usd === 'number' && usd > 0 ? `$${usd.toFixed(2)}` : undefined;
+}
+
+/** "1 file" / "2 files" ("1 entry" / "2 entries" with `many`). */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/** Escapes text for HTML (webviews) and Markdown tooltips alike. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+/** POSIX shell quoting for a terminal command line. */
+export function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

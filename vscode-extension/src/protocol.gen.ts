@@ -91,6 +91,10 @@ export interface ListParams {
    */
   all?: boolean;
   /**
+   * The threads of every workspace (`workspace` is then ignored).
+   */
+  all_workspaces?: boolean;
+  /**
    * Only threads of this agent (native, codex, claude).
    */
   agent?: string | null;
@@ -508,6 +512,14 @@ export interface TimelineEntry {
    * One line for humans.
    */
   summary: string;
+  /**
+   * The file a file_change is about (workspace-relative).
+   */
+  path: string | null;
+  /**
+   * Who changed it (agent, user, external, ...), for a file_change.
+   */
+  author: string | null;
 }
 /**
  * A thread, its sessions and the end of its timeline.

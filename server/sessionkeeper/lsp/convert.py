@@ -83,8 +83,12 @@ def timeline(rollouts: Sequence[Rollout], *,
         for record in [rollout.meta or {}, *rollout.records]:
             line = describe(record)
             if line is not None:
-                entries.append(TimelineEntry(seq=record.get("seq"), ts=record.get("ts"),
-                                             type=record["type"], session_id=session, summary=line))
+                path = record.get("path") if record["type"] == "file_change" else None
+                entries.append(TimelineEntry(
+                    seq=record.get("seq"), ts=record.get("ts"), type=record["type"],
+                    session_id=session, summary=line,
+                    path=path if isinstance(path, str) else None,
+                    author=str(record.get("author", "agent")) if path else None))
     return entries[-limit:], len(entries)
 
 

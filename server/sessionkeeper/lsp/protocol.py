@@ -54,6 +54,8 @@ class ListParams(Params):
     """The workspace to list (default: the open folder); threads of other folders are left out."""
     all: bool = False
     """Include archived threads."""
+    all_workspaces: bool = False
+    """The threads of every workspace (`workspace` is then ignored)."""
     agent: str | None = None
     """Only threads of this agent (native, codex, claude)."""
     cursor: str | None = None
@@ -195,6 +197,10 @@ class TimelineEntry:
     session_id: str | None
     summary: str
     """One line for humans."""
+    path: str | None = None
+    """The file a file_change is about (workspace-relative)."""
+    author: str | None = None
+    """Who changed it (agent, user, external, ...), for a file_change."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,9 +21,11 @@ not open in the editor is `external`.
 
 Git's own state is watched too (live drift): HEAD, refs and packed-refs of the worktree's git
 directories (also when they lie outside the root, as in a linked worktree) mark a batch `git`.
-While git holds `index.lock` (a checkout or merge is writing the tree) a batch is held back and
-merged with the next one, so the files a checkout writes arrive together with its new HEAD and
-can be recognised as the checkout's (`SessionKeeperServer.on_batch`), not as user edits.
+While git holds `index.lock` (a checkout or merge is writing the tree) a batch waits until git
+releases it (at most HOLD_MAX_S, then it is merged with the next batch), so the files a checkout
+writes are handled together with its new HEAD and recognised as the checkout's
+(`SessionKeeperServer.on_batch`), not as user edits. A batch in which git's state moved is not
+settled: its files are the checkout's, not an agent's write about to be reported.
 """
 
 from __future__ import annotations
@@ -160,6 +162,13 @@ class Watcher:
     def _git_busy(self) -> bool:
         return any(os.path.exists(os.path.join(d, "index.lock")) for d in self.git_dirs)
 
+    def _wait_for_git(self) -> bool:
+        """Wait (briefly, bounded) until git releases index.lock; False if it still holds it."""
+        deadline = time.monotonic() + HOLD_MAX_S
+        while self._git_busy() and time.monotonic() < deadline and not self._stop.is_set():
+            self._stop.wait(0.02)
+        return not self._git_busy()
+
     def _paths(self) -> list[str]:
         outside = [d for d in self.git_dirs
                    if os.path.commonpath([d, os.path.realpath(self.root)]) != os.path.realpath(
@@ -177,7 +186,6 @@ class Watcher:
                             yield_on_timeout=True, rust_timeout=1000)
             latest: dict[str, bool] = {}  # workspace path -> deleted, held while git is busy
             git_moved = False
-            held_since: float | None = None
             for batch in batches:
                 self.ready.set()
                 if self._stop.is_set():
@@ -189,13 +197,13 @@ class Watcher:
                         latest[path] = kind == Kind.deleted
                 if not latest and not git_moved:
                     continue
-                now = time.monotonic()
-                held_since = held_since or now
-                if self._git_busy() and now - held_since < HOLD_MAX_S:
-                    continue  # a checkout is still writing: wait for its next batch
-                self._stop.wait(self.settle_s)
+                # a checkout still writing: wait for git; still busy after HOLD_MAX_S: next batch
+                if self._git_busy() and not self._wait_for_git():
+                    continue
+                if not git_moved:
+                    self._stop.wait(self.settle_s)  # let the agent's own report land first
                 changes = hash_changes(self.root, sorted(latest.items()))
-                moved, latest, git_moved, held_since = git_moved, {}, False, None
+                moved, latest, git_moved = git_moved, {}, False
                 if (changes or moved) and not self._stop.is_set():
                     self.on_changes(Batch(changes, git=moved))
         except Exception:  # noqa: BLE001 - a dead watcher must not take the server with it

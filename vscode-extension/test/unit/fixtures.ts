@@ -1,5 +1,6 @@
 /** Canned protocol values shared by the unit tests (shapes from the generated protocol types). */
-import type { Difference, Report, Status, ThreadSummary } from '../../src/protocol';
+import type { Logger } from '../../src/errors';
+import type { Difference, Report, Requester, SessionSummary, ShowResult, Status, ThreadSummary, TimelineEntry } from '../../src/protocol';
 
 export const NOW = new Date('2026-05-01T12:00:00Z');
 export const THREAD_ID = '11111111-2222-4333-8444-555555555555';
@@ -52,3 +53,40 @@ export const DRIFT: Report = report({
   ],
   choices: ['continue', 'switch_back', 'fork', 'cancel'],
 });
+
+export function entry(over: Partial<TimelineEntry> = {}): TimelineEntry {
+  return { seq: 1, ts: '2026-05-01T10:00:00.000Z', type: 'todo', session_id: 's1', summary: 'todos 1/3 done', path: null, author: null, ...over };
+}
+
+export function session(over: Partial<SessionSummary> = {}): SessionSummary {
+  return {
+    session_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', started_at: '2026-05-01T09:00:00Z', last_activity: null, source: 'startup',
+    resumed_from: null, forked_from: null, branch: 'fix/payment', last_seq: 3, event_count: 4, status: 'ok', path: '/store/x.jsonl',
+    archived: false, ...over,
+  };
+}
+
+export function shown(over: Partial<ShowResult> = {}): ShowResult {
+  return { thread: thread(), sessions: [session()], timeline: [entry()], timeline_total: 1, damaged: [], ...over };
+}
+
+/** A logger that keeps what was logged, by level. */
+export function logger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const at = (level: string) => (m: string | Error) => { lines.push(`${level} ${String(m)}`); };
+  return { lines, trace: at('trace'), debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export interface Call { method: string; params: unknown }
+
+/** A Requester answering from `handlers` (method → params → result) and recording every call. */
+export function requester(handlers: Record<string, (params: any) => unknown>): { request: Requester; calls: Call[] } {
+  const calls: Call[] = [];
+  const request = (async (method: string, params: unknown) => {
+    calls.push({ method, params });
+    const h = handlers[method];
+    if (!h) throw new Error(`unexpected ${method}`);
+    return h(params);
+  }) as Requester;
+  return { request, calls };
+}

@@ -49,7 +49,8 @@ from ..server import SessionKeeperServer as Server
 @rpc("session/list", ListParams)
 async def session_list(ls: Server, p: ListParams) -> ListResult:
     """This workspace's threads, newest first, one page."""
-    workspace = os.path.realpath(p.workspace) if p.workspace else ls.workspace_root
+    workspace = None if p.all_workspaces else (
+        os.path.realpath(p.workspace) if p.workspace else ls.workspace_root)
     cursor = convert.decode_cursor(p.cursor)
 
     def work() -> ListResult:
