@@ -23,6 +23,7 @@ demo: $(STAMP) ## the story: record, crash (kill -9), drift, resume
 test: test-python test-extension ## every test: the server's tiers, then the extension's
 
 test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e2e tests of the server
+	bash tests/faults/install-fault-tools.sh
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
@@ -34,6 +35,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
 	$(PY) tests/benchmarks/bench_startup.py
 	$(PY) tests/benchmarks/bench_blobs.py
+	$(PY) tests/benchmarks/bench_redact.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

@@ -23,6 +23,7 @@ from typing import Any
 from filelock import BaseFileLock
 
 from . import ids
+from .content_actions import ContentActions
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
 from .recovery.advice import advise, head_moved
@@ -48,18 +49,28 @@ from .store.store import Store
 Progress = Callable[[int, int], None]
 
 
-class Keeper:
-    """One store, its hooks and its defaults; creates, resumes and forks sessions."""
+class Keeper(ContentActions):
+    """One store, its hooks and its defaults; creates, resumes and forks sessions.
+
+    Content settings: files over `content_limit_bytes` are kept by hash only, secret-named files
+    too unless `allow_secret_files`; `blob_cap_bytes` caps the blob store when `gc()` runs.
+    """
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
                  client: ClientInfo | None = None, hooks: HookRegistry | None = None,
-                 reset_policy: ResetPolicy | str = "none", read_only: bool = False) -> None:
+                 reset_policy: ResetPolicy | str = "none", read_only: bool = False,
+                 content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
+                 blob_cap_bytes: int | None = None) -> None:
         """`read_only`: only read the store (nothing created or changed on disk)."""
         self._root = store
         self.read_only = read_only
         self.durability = Durability(durability)
-        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes)
+        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes,
+                                    content_limit_bytes=content_limit_bytes,
+                                    allow_secret_files=allow_secret_files)
+        self.allow_secret_files = allow_secret_files
+        self.blob_cap_bytes = blob_cap_bytes
         self.client = client or ClientInfo(name="sessionkeeper-python")
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
@@ -99,6 +110,7 @@ class Keeper:
         )
         session = self._open(meta, first_seq=0, state=SessionState())
         session.transition("startup", "new thread")
+        session.see_workspace()  # files already changed at start: their content before the agent
         return session
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
@@ -112,7 +124,7 @@ class Keeper:
                                    durability=self.durability, lock=lock)
         state.apply(writer.meta)
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
-                                   on_close=self._closed))
+                                   on_close=self._closed, workspace=meta.cwd))
 
     def _exists(self, thread: str) -> bool:
         try:
@@ -155,6 +167,7 @@ class Keeper:
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
         run = session.transition(source, reason, decision=decision).hooks
+        session.see_workspace()
         session.snapshot()
         return session, run
 
@@ -197,9 +210,18 @@ class Keeper:
         return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
-        """Rebuild a thread's state from its latest snapshot and the tail after it."""
+        """Rebuild a thread's state from its latest snapshot and the tail after it.
+
+        A rollout that claims the thread's id without continuing it is not folded: it is damage
+        (so a resume is blocked until a human looks), never a silent part of the thread.
+        """
         self._sync_live(thread_id)
-        return replay(self.store.read_thread(thread_id, full=full))
+        replayed = replay(self.store.read_thread(thread_id, full=full))
+        replayed.damaged += [
+            {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
+             "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "
+                       "session of it"} for row in self.store.foreign_sessions(thread_id)]
+        return replayed
 
     # ---- resume / fork / archive -------------------------------------------------------------
 

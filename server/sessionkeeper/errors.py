@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class SessionKeeperError(Exception):
     """Base of every error Session Keeper raises on purpose."""
@@ -62,6 +64,12 @@ class UnknownThread(SessionKeeperError, LookupError):
     name = "unknown_thread"
 
 
+class UnknownVersion(UnknownThread):
+    """The thread's file history names no file version with that hash."""
+
+    name = "unknown_version"
+
+
 class ThreadBusy(SessionKeeperError):
     """Another process holds the writer lock of the thread."""
 
@@ -99,11 +107,30 @@ class DurabilityLost(SessionReadOnly):
 
 
 class StoreFull(SessionKeeperError, OSError):
-    """A write failed for lack of space or quota; the partial record was cut off."""
+    """A write failed for lack of space, quota or file size (ENOSPC, EDQUOT, EFBIG); the partial
+    record was cut off and nothing of it was acknowledged."""
 
     exit_code = 74
     rpc_code = -32013
     name = "store_full"
+
+
+class StoreIOError(SessionKeeperError, OSError):
+    """A write or an fsync of the store failed for another reason than space (EIO, ...); what
+    failed was not acknowledged, and a write was cut off."""
+
+    exit_code = 74
+    rpc_code = -32013
+    name = "store_io_error"
+
+
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def storage_error(exc: OSError, what: str) -> StoreFull | StoreIOError:
+    """The typed error for a failed write to the store: StoreFull for space, StoreIOError else."""
+    kind = StoreFull if exc.errno in _NO_SPACE else StoreIOError
+    return kind(f"{what}: {exc}")
 
 
 class IndexUnavailable(SessionKeeperError):

@@ -34,7 +34,8 @@ class Durability(str, Enum):
 
 
 Source = Literal[
-    "startup", "resume", "clear", "compact", "fork", "idle_reset", "archive", "unarchive", "shutdown"
+    "startup", "resume", "clear", "compact", "fork", "idle_reset", "archive", "unarchive", "shutdown",
+    "rewind",
 ]
 """Why a lifecycle transition happened."""
 SOURCES: tuple[str, ...] = get_args(Source)
@@ -43,7 +44,16 @@ ApprovalMode = Literal["untrusted", "on-request", "on-failure", "never",
                        "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 """Approval modes of Session Keeper and Codex (first four) and Claude Code's permission modes."""
 SandboxPolicy = Literal["read-only", "workspace-write", "danger-full-access"]
-Author = Literal["agent", "user", "external"]
+Author = Literal["agent", "user", "external", "rewind"]
+"""Who wrote a file version; `rewind` versions are written by Session Keeper's rewind only."""
+Change = Literal["create", "modify", "delete", "seen"]
+"""What a file_change did; `seen` is no change: the content found before the session changed it."""
+RewindAction = Literal["restore", "delete", "unchanged", "refused", "unavailable"]
+"""What a rewind plans for a file."""
+RewindOutcome = Literal["written", "deleted", "unchanged", "skipped", "stale", "failed"]
+"""What a rewind did to a file."""
+Content = Literal["stored", "binary", "too_large", "outside_workspace", "secret_file", "not_a_file"]
+"""What was kept of a version's content: `stored` (a blob), or why only its hash was kept."""
 DEFAULT_APPROVAL: ApprovalMode = "on-request"
 DEFAULT_SANDBOX: SandboxPolicy = "workspace-write"
 DEFAULT_TOOLS = "default"
@@ -94,14 +104,34 @@ def _meta(r: Record) -> str:
 
 
 def _lifecycle(r: Record) -> str:
+    rewind = r.get("rewind")
+    if isinstance(rewind, dict):
+        return _rewind(rewind)
     text = f"{r.get('source')}: {r.get('reason', '')}".rstrip(": ")
     return text + (f" (decision {r['decision']})" if r.get("decision") else "")
+
+
+def _rewind(info: Record) -> str:
+    what = (f"undo of the rewind at seq {info['undo_of']}" if info.get("undo_of") is not None
+            else f"to seq {info.get('to_seq')}")
+    if info.get("stage") == "end":
+        done = sum(1 for s in (info.get("outcomes") or {}).values() if s in ("written", "deleted"))
+        return f"rewind {what} done: {done} file(s) changed"
+    return f"rewind {what}: {len(info.get('planned') or {})} file(s) planned"
 
 
 def _verifier(r: Record) -> str:
     score = f" {r.get('passed')}/{r.get('total')}" if r.get("total") is not None else ""
     at = f" at {r['checkpoint']}" if r.get("checkpoint") else ""
     return f"{r.get('kind', 'tests')}{score}{at}"
+
+
+def _file_change(r: Record) -> str:
+    author = r.get("author", "agent")
+    if r.get("change") == "seen":
+        return f"{r.get('path')} seen"
+    return f"{r.get('path')} by {author}" + (f" (rewind of seq {r['rewind_seq']})"
+                                             if r.get("rewind_seq") is not None else "")
 
 
 def _todo(r: Record) -> str:
@@ -143,7 +173,7 @@ RULES: Mapping[str, TypeRule] = MappingProxyType({
                                               f"{r.get('status')}"),
     "todo": TypeRule("client", _todo),
     "verifier": TypeRule("client", _verifier),
-    "file_change": TypeRule("client", lambda r: f"{r.get('path')} by {r.get('author', 'agent')}"),
+    "file_change": TypeRule("client", _file_change),
     "compacted": TypeRule("client", lambda r: f"compacted through seq {r.get('through_seq')}"),
     "title": TypeRule("client", lambda r: str(r.get("title"))),
     "model": TypeRule("client", lambda r: f"model {r.get('name')}"),
@@ -176,6 +206,15 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
+
+
+def blob_refs(record: Record) -> list[str]:
+    """The blob keys a record names as stored (`content` / `before_content` "stored")."""
+    if record.get("type") != "file_change":
+        return []
+    return [h for h, kept in ((record.get("after_hash"), record.get("content")),
+                              (record.get("before_hash"), record.get("before_content")))
+            if kept == "stored" and isinstance(h, str)]
 
 
 def schema_version_of(meta: Record) -> Any:

@@ -17,7 +17,11 @@ from .events import (
     STRICT,
     ApprovalMode,
     Author,
+    Change,
+    Content,
     GitBaseline,
+    RewindAction,
+    RewindOutcome,
     SandboxPolicy,
     Source,
 )
@@ -73,6 +77,39 @@ class TodoItem:
     """What is to be done."""
     status: Literal["pending", "in_progress", "done"] = "pending"
     """Where the item stands."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewindInfo:
+    """What a `rewind` lifecycle record holds: the plan when the rewind begins, the outcome at its end.
+
+    A `begin` record without an `end` record after it is a rewind a crash interrupted: the next
+    rewind of the thread finishes it first (re-planning it is idempotent).
+    """
+
+    __pydantic_config__ = STRICT
+    stage: Literal["begin", "end"]
+    """begin: written (durably) before any file is touched; end: after every file was handled."""
+    to_seq: int
+    """The seq whose file versions are restored."""
+    undo_of: int | None = None
+    """For an undo: the seq of the `begin` record of the rewind it undoes."""
+    paths: list[str] | None = None
+    """Only these files (workspace-relative); None: every file the session's history knows."""
+    force: bool = False
+    """Files changed outside the session were overwritten (their content kept as blobs first)."""
+    planned: dict[str, RewindAction] = field(default_factory=dict)
+    """begin: what the plan does to each file."""
+    begin_seq: int | None = None
+    """end: the seq of the `begin` record this one closes."""
+    outcomes: dict[str, RewindOutcome] = field(default_factory=dict)
+    """end: what was done to each file."""
+
+    def __post_init__(self) -> None:
+        if self.to_seq < 0:
+            raise ValueError("to_seq must not be negative")
+        if self.stage == "end" and self.begin_seq is None:
+            raise ValueError("an end record needs the begin_seq it closes")
 
 
 # ---- records -----------------------------------------------------------------------------------
@@ -135,6 +172,12 @@ class Lifecycle(Event):
     """Why it happened."""
     decision: str | None = None
     """What the user (or CI policy) decided, for a resume."""
+    rewind: RewindInfo | None = None
+    """For source `rewind`: its plan (stage begin) or its outcome (stage end)."""
+
+    def __post_init__(self) -> None:
+        if (self.source == "rewind") != (self.rewind is not None):
+            raise ValueError("a rewind lifecycle record (and only one) carries `rewind`")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -214,7 +257,13 @@ class Verifier(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class FileChange(Event):
-    """A file version written or seen, with who wrote it; without after_hash: read the file now."""
+    """A file version written or seen, with who wrote it; without after_hash: read the file now.
+
+    Read now means: the content becomes a blob (fsynced before the record is acknowledged) unless
+    it is binary, over the size limit, a secrets file or outside the workspace (hash only, and
+    `content` says why). A session's first change of a file also records what it held before:
+    its content when the session saw it (`change: seen`), else at the baseline commit.
+    """
 
     type: Literal["file_change"] = "file_change"
     path: str
@@ -226,7 +275,21 @@ class FileChange(Event):
     deleted: bool = False
     """The change deleted the file."""
     author: Author = "agent"
-    """Who changed it."""
+    """Who changed it (`rewind` only in Session Keeper's own rewind records)."""
+    change: Change | None = None
+    """create (absent before), modify, delete, or seen (no change: the content found before the
+    session changed the file); None: not known."""
+    content: Content | None = None
+    """What was kept of the after content: stored (a blob), or why only the hash; None: the writer
+    gave the hash and the content was never read."""
+    before_content: Content | None = None
+    """The same for before_hash."""
+    rewind_seq: int | None = None
+    """For author rewind: the seq of the rewind's `begin` record."""
+
+    def __post_init__(self) -> None:
+        if self.rewind_seq is not None and self.author != "rewind":
+            raise ValueError("rewind_seq belongs to records of author rewind")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,6 +5,8 @@ order under one lock (fsync waits happen outside it, so they are shared); an ack
 exactly true — a record is acknowledged once it reached its durability, and a failing automatic
 snapshot after it never turns it into an error; a re-delivered operation is acknowledged with its
 first seq and never written again, and one re-delivered with other arguments is a conflict.
+A file_change read at record time has its content in the blob store (fsynced) before it is written
+(`recovery.file_capture`); records without file content do no blob work.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import orjson
 from . import ids
 from .errors import InvalidEvent, OperationConflict, SessionKeeperError
 from .events import KEEPER_TYPES, Durability, Record, Source, plain
-from .recovery.baseline import PathEscapesRoot, capture, file_hash
+from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
 from .recovery.subsystems.operations import Operations
@@ -40,15 +42,22 @@ log = logging.getLogger("sessionkeeper.session")
 
 def args_digest(args: Any) -> str:
     """sha256 of the canonical JSON of tool arguments (taken before redaction)."""
-    return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    try:
+        return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    except TypeError as exc:  # orjson.JSONEncodeError: not JSON, too deep, beyond 64 bits
+        raise InvalidEvent(f"args: not encodable as JSON ({exc})") from None
 
 
 @dataclass(frozen=True, kw_only=True)
 class SessionPolicy:
-    """How a session records: redaction on or off, and when it snapshots."""
+    """How a session records: redaction, when it snapshots, what file content it may keep."""
 
     redact: bool = True
     snapshot_min_bytes: int = 256 * 1024
+    content_limit_bytes: int = 10 * 1024 * 1024
+    """Files larger than this are recorded by hash only."""
+    allow_secret_files: bool = False
+    """Keep the content of secret-named files (`.env*`, keys) too; by default they are hashed only."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,10 @@ class Session:
     """Records events for one run of a thread; folds them into the live state as it goes."""
 
     def __init__(self, writer: SessionWriter, state: SessionState, *, policy: SessionPolicy,
-                 hooks: HookRegistry, on_close: Callable[[Session], None] | None = None) -> None:
+                 hooks: HookRegistry, on_close: Callable[[Session], None] | None = None,
+                 workspace: str | None = None) -> None:
         self.writer = writer
+        self._workspace = workspace  # the real path (the recorded cwd may be redacted)
         self.state = state
         self.policy = policy
         self.hooks = hooks
@@ -100,7 +111,7 @@ class Session:
     @property
     def workspace(self) -> str:
         """The workspace the session runs in."""
-        return str(self.writer.meta["cwd"])
+        return self._workspace or str(self.writer.meta["cwd"])
 
     # ---- recording ------------------------------------------------------------------------------
 
@@ -114,9 +125,22 @@ class Session:
         seq of its first delivery and counted as a duplicate, never written again."""
         return self._record(events, durability=durability, own=False)
 
+    def record_file(self, path: str, *, content: bytes | None = None, author: str = "agent",
+                    seen: bool = False, durability: Durability | None = None) -> Ack:
+        """Record a file version: `content`, else the file now; `seen`: its content before a change."""
+        event: Record = {"type": "file_change", "path": path, "author": "external" if seen else author,
+                         **({"change": "seen"} if seen else {})}
+        return self._record([event], durability=durability, own=False, content=content)[0]
+
+    def record_own(self, events: list[Record | Event], *,
+                   durability: Durability | None = Durability.DURABLE) -> list[Ack]:
+        """Append Session Keeper's own records (lifecycle, a rewind's file versions); no hooks run."""
+        return self._record(events, durability=durability, own=True)
+
     def _record(self, events: list[Record | Event], *, durability: Durability | None,
-                own: bool) -> list[Ack]:
-        prepared = [self._body(event, own=own) for event in events]  # validate all, then write
+                own: bool, content: bytes | None = None) -> list[Ack]:
+        prepared = [self._body(event, own=own, content=content)
+                    for event in events]  # validate all, then write
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
             out = self._append_and_fold(prepared, level)
@@ -158,7 +182,8 @@ class Session:
             out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: Record | Event, *, own: bool = False) -> tuple[str, bytes]:
+    def _body(self, event: Record | Event, *, own: bool = False,
+              content: bytes | None = None) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
         from .validate import event_body  # pydantic: only once something is recorded
 
@@ -167,11 +192,12 @@ class Session:
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
         if isinstance(data, dict):
-            data = self._completed(kind, data)
+            data = self._completed(kind, data, content=content, own=own)
         body = event_body(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
-    def _completed(self, kind: object, event: Record) -> Record:
+    def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
+                   own: bool = False) -> Record:
         """An event with what the contract needs filled in or checked against the thread."""
         if kind == "operation":
             ids.operation_id(event.get("operation_id"))
@@ -179,9 +205,10 @@ class Session:
                 event = {**event, "args_digest": args_digest(event["args"])}
             self._check_transition(event)
         elif kind == "file_change" and isinstance(event.get("path"), str):
+            from .recovery import file_capture  # blobs, git: only for file changes
+
             event = {**event, "path": self._workspace_path(event["path"])}
-            if "after_hash" not in event and not event.get("deleted"):
-                event = {**event, **self._hash_now(event["path"])}
+            event = file_capture.complete(event, self, content=content, own=own)
         elif kind == "baseline" and set(event) == {"type"}:
             event = {**event, **self._baseline_now()}
         elif kind == "compacted" and isinstance(event.get("through_seq"), int) \
@@ -200,13 +227,12 @@ class Session:
             raise InvalidEvent(f"status: operation {event['operation_id']} already "
                                f"{entry['status']}; it cannot be {status} too")
 
-    def _hash_now(self, path: str) -> Record:
-        """The file's hash at record time (a file_change without one means: read the file now)."""
-        try:
-            digest = file_hash(self.workspace, path)
-        except PathEscapesRoot as exc:
-            raise InvalidEvent(f"path: {exc}") from None
-        return {"after_hash": digest} if digest is not None else {"deleted": True}
+    def see_workspace(self) -> list[Ack]:
+        """Record as `seen` the files differing from the baseline commit, as the thread lacks them."""
+        from .recovery import file_capture
+
+        events = file_capture.scan(self)
+        return self.record_many(list(events)) if events else []
 
     def _baseline_now(self) -> Record:
         """The workspace's baseline now (a `baseline` record without fields means: capture it)."""
@@ -219,6 +245,8 @@ class Session:
         """A file path as file history keys it: relative to the workspace, with `/`."""
         root = self.workspace
         full = os.path.normpath(os.path.join(root, path))
+        if os.path.isabs(path):  # the editor may name it through a symlinked workspace path
+            full = os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
         if os.path.commonpath([root, full]) != root:
             raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
         return os.path.relpath(full, root).replace(os.sep, "/")
@@ -337,6 +365,10 @@ class Session:
         self.transition("compact", "")
         return self.record({"type": "compacted", "summary": summary,
                             "through_seq": self.writer.last_seq})
+
+    def exclusive(self) -> threading.RLock:
+        """The lock records are appended and folded under: hold it to keep others from recording."""
+        return self._order
 
     def summary(self) -> StatusSummary:
         """What a status bar or a listing shows about this session."""

@@ -14,6 +14,12 @@ Cases (issue 14, "Benchmarks"):
      blobs + dedup), and BlobStore.put with the previous version as base (deltas).
   c  BlobStore.get (read, decompress, sha256 check) of a whole blob and of a delta vs reading and
      zstd-decompressing the same whole file (reported, no target).
+  d  record a file_change with the content of a 100 KB file through Session.record (the record
+     names no hash: the file is read, hashed, kept as a blob against its previous version, fsynced,
+     and the record appended at the session's durability, `written`) vs zstd-compressing the same
+     bytes and writing them to a new file with fsync (target <= 1.5x, issue 14); beside it the
+     same record at durability `durable` (the rollout fsynced too). The agent's own write of the
+     file is not timed; the file's first version (one git look-up) is recorded before timing.
 
 The source text is the standard library's own Python (real code, not random words); versions
 edit 1-4 lines each (replace, insert, delete) from a fixed seed, and one version in ten
@@ -31,6 +37,7 @@ import platform
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -227,6 +234,66 @@ def case_c(tmp: Path, reps: int) -> dict[str, Any]:
             "raw_s": statistics.median(raw)}
 
 
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def case_d(tmp: Path, reps: int, per: int) -> dict[str, Any]:
+    """Session.record of a 100 KB file_change read now vs zstd + write + fsync of the same bytes."""
+    from sessionkeeper.api import Keeper
+
+    repo = tmp / "d-repo"
+    repo.mkdir()
+    texts = versions(per * reps * 4 + 1, seed=4)
+    texts = [t + b"# %d\n" % i for i, t in enumerate(texts)]  # distinct: no dedup in the timing
+    (repo / "big.py").write_bytes(texts[0])
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "start")
+    keeper = Keeper(tmp / "d-store")
+    warm_up(keeper.store.blobs)
+    session = keeper.start(repo)
+    cursor = iter(texts[1:])
+    raw_dir = tmp / "d-raw"
+    raw_dir.mkdir()
+    count = iter(range(len(texts)))
+    event = {"type": "file_change", "path": "big.py"}
+    session.record(event)  # the first version (and its git look-up) outside the timing
+
+    def recorded(durability: str) -> Callable[[], float]:
+        def run() -> float:
+            total = 0.0
+            for _ in range(per):
+                (repo / "big.py").write_bytes(next(cursor))  # the agent's write: not timed
+                t0 = perf()
+                session.record(event, durability=durability)  # type: ignore[arg-type]
+                total += perf() - t0
+            return total / per
+        return run
+
+    def baseline(write: Callable[[Path, str, bytes], None]) -> Callable[[], float]:
+        def run() -> float:
+            batch = [next(cursor) for _ in range(per)]
+            t0 = perf()
+            for data in batch:
+                write(raw_dir, f"r{next(count)}", data)
+            return (perf() - t0) / per
+        return run
+
+    written_s, durable_s, raw_s, atomic_s = medians(
+        reps, recorded("written"), recorded("durable"), baseline(raw_write),
+        baseline(raw_atomic_write))
+    session.close()
+    blobs, _ = keeper.store.blobs.scan()
+    assert sum(b.base is not None for b in blobs) >= per * reps  # every version stored (deltas)
+    return {"record_s": written_s, "record_durable_s": durable_s, "raw_s": raw_s,
+            "atomic_s": atomic_s, "ratio": written_s / raw_s, "durable_ratio": durable_s / raw_s,
+            "deltas": sum(b.base is not None for b in blobs)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
@@ -240,10 +307,11 @@ def main() -> int:
     print(f"medians of {reps} repetitions of {per} puts; subject and baseline alternating")
     tmp = Path(tempfile.mkdtemp(prefix="sk-bench-blobs-"))
     try:
-        res = {"a": case_a(tmp, reps, per), "b": case_b(tmp, 100), "c": case_c(tmp, reps)}
+        res = {"a": case_a(tmp, reps, per), "b": case_b(tmp, 100), "c": case_c(tmp, reps),
+               "d": case_d(tmp, reps, per)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    ra, rb, rc = res["a"], res["b"], res["c"]
+    ra, rb, rc, rd = res["a"], res["b"], res["c"], res["d"]
     raw = rb["raw_bytes"]
     print()
     print(f"{'case':<62} {'subject':>12} {'baseline':>12} {'ratio':>8}  target")
@@ -271,6 +339,15 @@ def main() -> int:
     print(f"{'c  get delta (base and delta, two sha256)':<62} "
           f"{rc['get_delta_s'] * 1e3:>9.3f} ms {rc['raw_s'] * 1e3:>9.3f} ms "
           f"{rc['get_delta_s'] / rc['raw_s']:>7.2f}x  -")
+    print(f"{'d  Session.record file_change 100 KB (read now) vs zstd+write+fsync':<62} "
+          f"{rd['record_s'] * 1e3:>9.2f} ms {rd['raw_s'] * 1e3:>9.2f} ms {rd['ratio']:>7.2f}x  <= 1.5x"
+          f"{'' if rd['ratio'] <= 1.5 else ' (missed)'}")
+    print(f"{'d  same vs temp + fsync + rename + fsync of the directory':<62} "
+          f"{rd['record_s'] * 1e3:>9.2f} ms {rd['atomic_s'] * 1e3:>9.2f} ms "
+          f"{rd['record_s'] / rd['atomic_s']:>7.2f}x  -")
+    print(f"{'d  the same at durability durable (rollout fsynced too)':<62} "
+          f"{rd['record_durable_s'] * 1e3:>9.2f} ms {rd['raw_s'] * 1e3:>9.2f} ms "
+          f"{rd['durable_ratio']:>7.2f}x  -")
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
         print(f"figures written to {a.json}")

@@ -120,3 +120,14 @@ def test_a_framework_thread_keeps_its_agent_name_and_chosen_id_across_a_resume(s
     resumed.close()
     rows = keeper.rows()
     assert [(r.thread_id, r.agent, r.session_count) for r in rows] == [(chosen, "langgraph", 2)]
+
+
+def test_a_file_under_a_symlinked_workspace_path_is_the_workspace_file(store_dir, repo, tmp_path):
+    """Fixture: `repo` opened through a symlink; a change named by its absolute symlinked path."""
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    with Keeper(store_dir).start(link) as session:
+        session.record({"type": "file_change", "path": str(link / "payment.py")})
+        assert session.state["file_history"].last("payment.py") is not None
+        with pytest.raises(InvalidEvent, match="outside the workspace"):
+            session.record({"type": "file_change", "path": str(tmp_path / "elsewhere.py")})

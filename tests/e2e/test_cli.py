@@ -68,6 +68,13 @@ def test_github_actions_get_an_annotation(store_dir, repo, thread):
     done = run(store_dir, "--check-resume", thread, "--workspace", str(repo),
                env={"GITHUB_ACTIONS": "true"})
     assert "::warning title=Session Keeper resume drift::" in done.stderr
+    quiet = run(store_dir, "--check-resume", thread, "--workspace", str(repo),
+                env={"GITHUB_ACTIONS": "false"})
+    assert "::" not in quiet.stderr
+    unknown = run(store_dir, "--check-resume", "00000000-0000-4000-8000-000000000000",
+                  "--workspace", str(repo), env={"GITHUB_ACTIONS": "true"})
+    assert unknown.returncode == 66
+    assert "::error title=Session Keeper resume check failed (unknown_thread)::" in unknown.stderr
 
 
 def test_check_resume_changes_nothing_on_disk(store_dir, repo, thread):
@@ -166,3 +173,53 @@ def test_serve_after_global_options_really_serves(store_dir):
     done = subprocess.run([sys.executable, "-m", "sessionkeeper", "--store", str(store_dir),
                            "serve"], input=message, capture_output=True, timeout=60)
     assert b'"id":1' in done.stdout.replace(b" ", b"") and b"capabilities" in done.stdout
+
+
+def test_ordinary_mistakes_get_one_line_and_an_exit_code_never_a_traceback(store_dir, repo,
+                                                                           tmp_path, thread):
+    """Fixture: thread; a store under a file, a store under a missing /proc path, demo twice,
+    deeply nested JSON and a bad operation id in a record stream, a reader that leaves."""
+    for bad_store in ("/etc/passwd/x", "/proc/nope/x"):
+        done = subprocess.run([sys.executable, "-m", "sessionkeeper", "start", "--workspace",
+                               str(repo), "--store", bad_store], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 74 and "Traceback" not in done.stderr
+        assert "cannot use" in done.stderr
+    demo = tmp_path / "demo"
+    first = run(store_dir, "demo", "--dir", str(demo), "--json")
+    assert first.returncode == 0, first.stderr
+    again = run(store_dir, "demo", "--dir", str(demo))
+    assert again.returncode == 64 and "already holds a demo" in again.stderr
+    assert "Traceback" not in again.stderr
+    session = orjson.loads(run(store_dir, "show", thread, "--json").stdout)["sessions"][0]
+    nested = "[" * 300 + "]" * 300
+    stream = "\n".join([
+        '{"type": "message", "role": "user", "text": "before"}',
+        '{"type": "message", "role": "user", "text": "x", "data": {"deep": ' + nested + "}}",
+        '{"type": "operation", "operation_id": "../../bad", "tool": "t", "status": "started"}',
+        '{"type": "message", "role": "user", "text": "after"}']) + "\n"
+    recorded = run(store_dir, "record", "--session", session["session_id"], stdin=stream)
+    lines = [orjson.loads(line) for line in recorded.stdout.splitlines()]
+    assert [("seq" in line, line.get("error")) for line in lines] == [
+        (True, None), (False, "invalid_event"), (False, "invalid_id"), (True, None)]
+    assert recorded.returncode == 65 and recorded.stderr.count("sessionkeeper: line") == 2
+    git(repo, "checkout", "-q", "main")  # drift: the exit code must still say 10 when the
+    piped = subprocess.run(f"set -o pipefail; {sys.executable} -m sessionkeeper "  # reader left
+                           f"--store {store_dir} --check-resume {thread} --workspace {repo} "
+                           "| true", shell=True, capture_output=True, text=True, timeout=60,
+                           executable="/bin/bash")
+    assert piped.returncode == 10, piped.stderr
+    assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr
+
+
+def test_integers_beyond_64_bits_are_refused_never_rounded(store_dir, thread):
+    """Fixture: thread; a record with 2**64 in it, and one with 2**63 - 1."""
+    session = orjson.loads(run(store_dir, "show", thread, "--json").stdout)["sessions"][0]
+    stream = ('{"type": "cost", "model": "m", "input_tokens": 18446744073709551616}\n'
+              '{"type": "cost", "model": "m", "input_tokens": 9223372036854775807}\n')
+    recorded = run(store_dir, "record", "--session", session["session_id"], stdin=stream)
+    first, second = (orjson.loads(line) for line in recorded.stdout.splitlines())
+    assert first["error"] == "invalid_event" and "64-bit" in first["message"]
+    assert "seq" in second
+    rollout = next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
+    assert b"9223372036854775807" in rollout and b"1.8446744073709552e+19" not in rollout

@@ -1,6 +1,6 @@
 """Child process of the kill -9 test: records events until it is SIGKILLed.
 
-    python kill9_writer.py STORE WORKSPACE SEED [api|writer]
+    python kill9_writer.py STORE WORKSPACE SEED [api|writer|durable]
 
 Protocol on stdout (one line each, written with os.write so nothing sits in a userspace buffer):
   `R <thread_id> <session_id> <rollout path> <last seq>`  once the session is started;
@@ -9,6 +9,10 @@ messages of random sizes (200 B .. 300 KB of text), alone or in batches of 2-4 (
 one write), and operation started/committed pairs
 (`begin_operation` / `finish_operation`, which are durable). After each record() has returned
 it writes `A <seq>`: only then is the event acknowledged.
+
+Mode `durable` records `durable` events from 4 threads at once (each waits for its own ack,
+so fsyncs are shared by group commit): messages, batches and operations; an `A` line means the
+fsync covering the record returned.
 
 Mode `api` (default) records through Session.record/record_many (validation, redaction, state
 folding: most of the time goes to CPU, so a kill seldom lands inside write()). Mode `writer`
@@ -21,6 +25,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import threading
 import time
 
 from sessionkeeper.api import Keeper
@@ -46,6 +51,26 @@ def _message(rng: random.Random, text: str) -> dict:
             "text": text[start:start + size]}
 
 
+def _durable(session, rng: random.Random, text: str, name: str) -> None:
+    """One of the durable producers: records until the parent's kill (or MAX_SECONDS)."""
+    deadline = time.monotonic() + MAX_SECONDS
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        draw = rng.random()
+        if draw < 0.2:
+            op = f"{name}-op-{n}"
+            ticket = session.begin_operation(op, "shell", {"cmd": f"make {op}"})
+            _out(f"A {ticket.seq}")
+            _out(f"A {session.finish_operation(op, result={'exit': 0}).seq}")
+        elif draw < 0.4:
+            for ack in session.record_many([_message(rng, text) for _ in range(3)],
+                                           durability="durable"):
+                _out(f"A {ack.seq}")
+        else:
+            _out(f"A {session.record(_message(rng, text), durability='durable').seq}")
+
+
 def main(store: str, workspace: str, seed: int, mode: str) -> None:
     rng = random.Random(seed)
     text = "".join(rng.choices(ALPHABET, k=max(SIZES) + 1000))
@@ -54,6 +79,15 @@ def main(store: str, workspace: str, seed: int, mode: str) -> None:
     _out(f"R {session.thread_id} {session.session_id} {session.path} {session.writer.last_seq}")
     if not sys.stdin.readline():
         return  # the parent went away
+    if mode == "durable":
+        producers = [threading.Thread(target=_durable, daemon=True,
+                                      args=(session, random.Random(seed + i), text, f"t{i}"))
+                     for i in range(4)]
+        for producer in producers:
+            producer.start()
+        for producer in producers:
+            producer.join()
+        return
     encoded = {size: event_body(_message(rng, text)) for size in SIZES}  # for mode "writer"
     deadline = time.monotonic() + MAX_SECONDS
     n = 0

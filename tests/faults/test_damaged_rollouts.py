@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from sessionkeeper.store.quarantine import quarantine_tail
@@ -145,3 +146,30 @@ def test_one_bad_file_never_blocks_listing_the_others(tmp_path):
     assert counts["unindexable"] == 2  # empty + missing meta: reported by fsck, not listed
     assert len(store.list_threads(__import__("sessionkeeper.store.index",
                                              fromlist=["ListQuery"]).ListQuery())) == 1
+
+
+def test_a_rollout_claiming_another_threads_id_never_joins_it(tmp_path, repo):
+    """Fixture: a real thread; a crafted rollout with the victim's thread_id and seq 10**9."""
+    from sessionkeeper.api import Keeper
+    from sessionkeeper.store.codec import frame
+
+    store_dir = tmp_path / "store"
+    keeper = Keeper(store_dir)
+    victim = keeper.start(repo, title="victim")
+    victim.record({"type": "todo", "items": [{"id": "1", "text": "real", "status": "done"}]})
+    victim.close()
+    crafted = {"type": "session_meta", "schema_version": 2, "thread_id": victim.thread_id,
+               "session_id": "00000000-0000-4000-8000-0000000000ee", "cwd": str(repo),
+               "source": "resume", "title": "hijacked"}
+    body = orjson.dumps({k: v for k, v in crafted.items()})
+    line = frame(10**9, b"2026-12-01T00:00:00.000Z", body)
+    todo = frame(10**9 + 1, b"2026-12-01T00:00:00.000Z",
+                 b'{"type":"todo","items":[{"id":"x","text":"evil","status":"pending"}]}')
+    day = next((store_dir / "sessions").rglob("rollout-*.jsonl")).parent
+    (day / "rollout-20261201T000001000Z-00000000-0000-4000-8000-0000000000ee.jsonl").write_bytes(
+        line + todo)
+    report = Keeper(store_dir).check_resume(victim.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d["kind"] for d in report.damaged] == ["foreign_session"]
+    assert report.subsystems["todos"].summary["items"][0]["text"] == "real"
+    assert report.title == "victim"

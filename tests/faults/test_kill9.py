@@ -7,9 +7,12 @@ Invariants checked in every trial (reliability.md §4.2 K1, §4.4 C2):
   reads clean; the rebuilt index lists the thread;
 - the writer lock dies with its holder: a new Keeper resumes the thread within 1 s.
 
+Three writers take turns: the full API path in `written` mode, the store's bare writer (large
+lines: the most torn tails), and 4 threads recording `durable` events at once (group commit).
 Randomness is in timing only (kill delay, event sizes); the assertions hold in every trial.
-`SK_KILL9_TRIALS` (default 50) and `SK_KILL9_SEED` override the defaults; the seed is printed
-with every failure and in the summary line.
+`SK_KILL9_TRIALS` (default 60) and `SK_KILL9_SEED` override the defaults; the seed is printed
+with every failure and in the summary line (trials, acknowledged events checked, lost, torn
+tails, per writer).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from sessionkeeper.store.reader import Status, read_rollout
 from sessionkeeper.store.store import Store
 
 from ..conftest import git
+from .conftest import FIGURES
 
 WRITER = Path(__file__).resolve().parent / "kill9_writer.py"
 SERVER = Path(__file__).resolve().parents[2] / "server"
-TRIALS = int(os.environ.get("SK_KILL9_TRIALS", "50"))
+TRIALS = int(os.environ.get("SK_KILL9_TRIALS", "60"))
 SEED = int(os.environ.get("SK_KILL9_SEED", random.SystemRandom().randrange(2**32)))
 
 
@@ -108,13 +112,13 @@ def workspace(tmp_path_factory) -> Path:
 
 
 LOOKAHEAD = 2  # children started ahead of their trial
-MODES = ("api", "writer")  # see kill9_writer.py: full API path / the store's writer directly
+MODES = ("api", "writer", "durable")  # kill9_writer.py: API path / bare writer / durable threads
 
 
 def _start(tmp: Path, n: int, workspace: Path, seed: int) -> tuple[Child, Path]:
     trial = tmp / f"trial-{n:03d}"
     trial.mkdir()
-    child = Child(trial / "store", workspace, seed, trial / "stderr.log", MODES[n % 2])
+    child = Child(trial / "store", workspace, seed, trial / "stderr.log", MODES[n % len(MODES)])
     return child, trial / "store"
 
 
@@ -178,7 +182,8 @@ def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path,
     rng = random.Random(SEED)
     started = time.monotonic()
     torn = dict.fromkeys(MODES, 0)
-    acked_total = 0
+    acked = dict.fromkeys(MODES, 0)
+    trials = dict.fromkeys(MODES, 0)
     seeds = [rng.randrange(2**32) for _ in range(TRIALS)]
     # children start (imports, git baseline) ahead of their trial, overlapping the checks
     pending = [_start(tmp_path, n, workspace, seeds[n]) for n in range(min(LOOKAHEAD, TRIALS))]
@@ -194,21 +199,27 @@ def test_sigkill_loses_no_acknowledged_event_and_damages_only_the_tail(tmp_path,
             code = child.kill()
             if n + LOOKAHEAD < TRIALS:
                 pending.append(_start(tmp_path, n + LOOKAHEAD, workspace, seeds[n + LOOKAHEAD]))
-            acked = _acks([first, *child.rest()])
-            why = (f"trial {n} ({MODES[n % 2]}; SK_KILL9_SEED={SEED}, child seed {seeds[n]}, "
-                   f"kill after {delay * 1e3:.1f} ms, {len(acked)} acks)")
+            mode = MODES[n % len(MODES)]
+            seqs = _acks([first, *child.rest()])
+            why = (f"trial {n} ({mode}; SK_KILL9_SEED={SEED}, child seed {seeds[n]}, "
+                   f"kill after {delay * 1e3:.1f} ms, {len(seqs)} acks)")
             assert code == -signal.SIGKILL, f"{why}: writer exited {code}:\n{child.errors()}"
             child.close()
-            torn[MODES[n % 2]] += _check_trial(store, workspace, thread, path, acked, why)
-            acked_total += len(acked)
+            torn[mode] += _check_trial(store, workspace, thread, path, seqs, why)
+            acked[mode] += len(seqs)
+            trials[mode] += 1
     finally:
         for child, _store in pending:
             child.close()
     elapsed = time.monotonic() - started
-    per_mode = ", ".join(f"{m} {c}/{(TRIALS + 1 - i) // 2}" for i, (m, c) in enumerate(torn.items()))
-    print(f"\nkill -9: {TRIALS} trials, {sum(torn.values())} torn tails ({per_mode}),"
-          f" all quarantined; {acked_total} acked events, none lost; {elapsed:.1f} s; "
-          f"SK_KILL9_SEED={SEED}")
+    for mode in MODES:  # every acknowledged seq was found above (a loss fails the trial)
+        FIGURES.append((f"kill -9 ({mode}; {torn[mode]} torn tails, quarantined)", trials[mode],
+                        acked[mode], 0))
+    per_mode = "; ".join(f"{m}: {trials[m]} trials, {acked[m]} acked, {torn[m]} torn"
+                         for m in MODES)
+    print(f"\nkill -9: {TRIALS} trials, {sum(acked.values())} acknowledged events checked, "
+          f"0 lost, {sum(torn.values())} torn tails, all quarantined ({per_mode}); "
+          f"{elapsed:.1f} s; SK_KILL9_SEED={SEED}")
 
 
 def test_writer_lock_dies_with_its_holder(tmp_path, workspace):

@@ -124,11 +124,11 @@ def test_agent_edits_are_not_recorded_again_and_unknown_deletions_are_skipped() 
                Change("b.py", None, True)]
     events = file_change_events(changes, last=history.get,
                                 author_of=lambda c: "external" if c.deleted else "user")
-    assert events == [
-        {"type": "file_change", "path": "b.py", "author": "user", "before_hash": "h2",
-         "after_hash": "h3"},
+    assert events == [  # b.py is touched: read (and kept) at record time; d.py: hash only
+        {"type": "file_change", "path": "b.py", "author": "user", "before_hash": "h2"},
         {"type": "file_change", "path": "d.py", "author": "user", "after_hash": "h4"},
-        {"type": "file_change", "path": "b.py", "author": "external", "before_hash": "h2"},
+        {"type": "file_change", "path": "b.py", "author": "external", "before_hash": "h2",
+         "deleted": True},
     ]
 
 

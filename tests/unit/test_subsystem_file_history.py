@@ -14,11 +14,15 @@ def _history(*records: dict) -> FileHistory:
 
 
 def test_file_history_keeps_every_version_with_its_author(repo: Path) -> None:
-    """Fixture: `repo`, payment.py written by the agent, then by the user."""
+    """Fixture: `repo`, payment.py written by the agent, then by the user (hashes given by the
+    writer, so the content was never captured)."""
+    original = (repo / "payment.py").read_text()
     sub = _history(edit(repo, 1, "payment.py", "v1\n"),
                    edit(repo, 2, "./payment.py", "v2\n", author="user"))
-    assert sub.files == {"payment.py": [{"seq": 1, "hash": sha("v1\n"), "author": "agent"},
-                                        {"seq": 2, "hash": sha("v2\n"), "author": "user"}]}
+    uncaptured = {"content": "not_captured", "before_content": "not_captured"}
+    assert sub.files == {"payment.py": [
+        {"seq": 1, "hash": sha("v1\n"), "author": "agent", "before_hash": sha(original), **uncaptured},
+        {"seq": 2, "hash": sha("v2\n"), "author": "user", "before_hash": sha("v1\n"), **uncaptured}]}
 
 
 def test_file_history_finds_nothing_when_disk_matches_the_last_version(repo: Path) -> None:
@@ -63,7 +67,9 @@ def test_file_history_rewinds_to_the_versions_as_of_a_seq(repo: Path) -> None:
     """Fixture: `repo`, payment.py at seq 1 and 5, test_payment.py first at seq 7."""
     sub = _history(edit(repo, 1, "payment.py", "v1\n"), edit(repo, 5, "payment.py", "v2\n"),
                    edit(repo, 7, "test_payment.py", "t\n"))
-    assert sub.rewind(4) == {"payment.py": {"seq": 1, "hash": sha("v1\n"), "author": "agent"}}
+    [version] = sub.rewind(4).values()
+    assert set(sub.rewind(4)) == {"payment.py"}
+    assert (version["seq"], version["hash"], version["author"]) == (1, sha("v1\n"), "agent")
     assert set(sub.rewind(7)) == {"payment.py", "test_payment.py"}
     assert sub.rewind(0) == {}
     assert sub.changed_after(5) == ["test_payment.py"]

@@ -113,26 +113,36 @@ const ACTION_WORD: Record<RewindStep['action'], string> = {
   restore: 'restore', delete: 'delete', unchanged: 'already as then', refused: 'refused', unavailable: 'cannot',
 };
 
-/** The preview of a rewind, one line per file. */
-export function renderRewindPreview(r: RewindResult): { changes: number; lines: string[] } {
+/** The preview of a rewind, one line per file, and how many files it would write or refuses. */
+export function renderRewindPreview(r: RewindResult): { changes: number; refused: number; lines: string[] } {
   const changes = r.steps.filter((s) => s.action === 'restore' || s.action === 'delete').length;
-  return { changes, lines: r.steps.map((s) => `• ${s.path}: ${ACTION_WORD[s.action]}${s.reason ? ` — ${s.reason}` : ''}`) };
+  const refused = r.steps.filter((s) => s.action === 'refused').length;
+  return { changes, refused, lines: r.steps.map((s) => `• ${s.path}: ${ACTION_WORD[s.action]}${s.reason ? ` — ${s.reason}` : ''}`) };
 }
 
-/** Rewind with a preview: dry run, confirm, run, offer Undo. `what` names the scope for humans. */
+/**
+ * Rewind with a preview: dry run, confirm, run, offer Undo. Files changed by someone else since
+ * are refused; only an explicit "Rewind Anyway" forces them (their content is kept as a blob, so
+ * Undo brings it back). `what` names the scope for humans.
+ */
 export async function rewindFlow(deps: ContentDeps, params: RewindParams & { to_seq: number }, what: string): Promise<RewindResult | undefined> {
   const preview = await unsupported(deps, 'Rewind', () => deps.request('session/rewind', { ...params, dry_run: true }));
   if (!preview) return undefined;
-  const { changes, lines } = renderRewindPreview(preview);
-  if (!changes) {
-    await deps.ui.modal('info', `Nothing to rewind: ${what} is already as it was at event ${params.to_seq}.`, lines.join('\n'), []);
+  const { changes, refused, lines } = renderRewindPreview(preview);
+  if (!changes && !refused) {
+    await deps.ui.modal('info', `Nothing to rewind: ${what} is as it was at event ${params.to_seq}, or cannot be restored.`, lines.join('\n'), []);
     return undefined;
   }
-  const label = `Rewind ${plural(changes, 'File')}`;
-  const pick = await deps.ui.modal('warning', `Rewind ${what} to event ${params.to_seq}?`,
-    ['What changes on disk:', ...lines, '', 'Files the session did not change are left alone; a rewind can be undone.'].join('\n'), [label]);
-  deps.log.info(`Rewind ${what} to event ${params.to_seq} of ${params.thread_id}: preview ${plural(changes, 'change')}; ${pick === label ? 'confirmed' : 'cancelled'}`);
-  if (pick !== label) return undefined;
+  const run = changes ? `Rewind ${plural(changes, 'File')}` : undefined;
+  const force = refused ? `Rewind Anyway (${plural(refused, 'Changed File')} Too)` : undefined;
+  const detail = ['What changes on disk:', ...lines, '',
+    refused ? `${plural(refused, 'file')} changed outside the session since: “${force}” rewinds ${refused === 1 ? 'it' : 'them'} too and keeps that content, so Undo brings it back.` : '',
+    'Files the session did not change are left alone; a rewind can be undone.'].filter(Boolean).join('\n');
+  const labels = [run, force].filter((l): l is string => Boolean(l));
+  const pick = await deps.ui.modal('warning', `Rewind ${what} to event ${params.to_seq}?`, detail, labels);
+  deps.log.info(`Rewind ${what} to event ${params.to_seq} of ${params.thread_id}: preview ${plural(changes, 'change')}, ${refused} refused; ${pick ?? 'cancelled'}`);
+  if (!pick) return undefined;
+  if (pick === force) params = { ...params, force: true };
   const done = await deps.request('session/rewind', { ...params, dry_run: false });
   const written = done.steps.filter((s) => s.outcome === 'written' || s.outcome === 'deleted').length;
   const failed = done.steps.filter((s) => s.outcome === 'failed' || s.outcome === 'stale');

@@ -19,6 +19,37 @@ export interface ArchiveResult {
   archived: boolean;
 }
 /**
+ * session/blob: the content of one file version of the thread (for a diff editor).
+ */
+export interface BlobParams {
+  /**
+   * The thread whose file history names the version.
+   */
+  thread_id: string;
+  /**
+   * The version's sha256 (a VersionRef's hash).
+   */
+  hash: string;
+}
+/**
+ * session/blob: a file version's content.
+ */
+export interface BlobResult {
+  hash: string;
+  /**
+   * The content as UTF-8 text (null: binary, not UTF-8, or unreadable; see note).
+   */
+  text: string | null;
+  /**
+   * Its size in bytes (null: unreadable).
+   */
+  size: number | null;
+  /**
+   * Why there is no text.
+   */
+  note: string | null;
+}
+/**
  * session/checkResume: a thread, or the latest one of the workspace; changes nothing.
  */
 export interface CheckResumeParams {
@@ -60,6 +91,76 @@ export interface CompactParams {
    * The summary.
    */
   summary: string;
+}
+/**
+ * session/diff: the thread's file changes after `from_seq` up to `to_seq`, one diff per file.
+ */
+export interface DiffParams {
+  /**
+   * The thread.
+   */
+  thread_id: string;
+  /**
+   * Changes after this seq (default: from the content before the session).
+   */
+  from_seq?: number | null;
+  /**
+   * Changes up to this seq (default: the latest).
+   */
+  to_seq?: number | null;
+  /**
+   * Only this file (workspace-relative).
+   */
+  path?: string | null;
+}
+/**
+ * The change of one file over the range.
+ */
+export interface FileDiff {
+  path: string;
+  /**
+   * The version before the range (null: unknown).
+   */
+  before: VersionRef | null;
+  /**
+   * The last version in the range.
+   */
+  after: VersionRef | null;
+  /**
+   * The unified diff text (null: see note).
+   */
+  unified: string | null;
+  /**
+   * Why there is no diff: binary, content not kept, unknown before, unreadable blob...
+   */
+  note: string | null;
+}
+/**
+ * One side of a diff: a file version.
+ */
+export interface VersionRef {
+  /**
+   * The record that wrote it (null: the content before the session).
+   */
+  seq: number | null;
+  /**
+   * Its sha256 (null: the file is absent).
+   */
+  hash: string | null;
+  /**
+   * agent, user, external, rewind (or several joined by +); external before the session.
+   */
+  author: string;
+  /**
+   * Its content is in the blob store (session/blob returns it); true for an absent file (empty).
+   */
+  available: boolean;
+}
+/**
+ * session/diff: one entry per file changed in the range.
+ */
+export interface DiffResult {
+  files: FileDiff[];
 }
 /**
  * session/fork: a new thread from a thread's state at `at_seq`; it becomes current.
@@ -467,6 +568,76 @@ export interface ResumeResult {
   session_id: string | null;
 }
 /**
+ * session/rewind: restore the thread's files to their versions at `to_seq`, or undo the last rewind.
+ */
+export interface RewindParams {
+  /**
+   * The thread.
+   */
+  thread_id: string;
+  /**
+   * The seq whose versions are restored (required unless `undo`).
+   */
+  to_seq?: number | null;
+  /**
+   * Only these files (workspace-relative; default: every file of the history).
+   */
+  paths?: string[] | null;
+  /**
+   * Plan only: say what would change, change nothing.
+   */
+  dry_run?: boolean;
+  /**
+   * Also overwrite files changed outside the session (their content is kept as blobs first).
+   */
+  force?: boolean;
+  /**
+   * Undo the latest rewind that changed a file.
+   */
+  undo?: boolean;
+}
+/**
+ * What a rewind does (or did) to one file.
+ */
+export interface RewindStep {
+  path: string;
+  /**
+   * The plan: restore, delete, unchanged, refused (changed outside the session; force
+   * overrides), unavailable (no content to restore).
+   */
+  action: "restore" | "delete" | "unchanged" | "refused" | "unavailable";
+  /**
+   * Why, for humans.
+   */
+  reason: string;
+  /**
+   * After execution: written, deleted, unchanged, skipped, stale (changed meanwhile), failed.
+   */
+  outcome: ("written" | "deleted" | "unchanged" | "skipped" | "stale" | "failed") | null;
+  /**
+   * The file's hash on disk before (null: absent).
+   */
+  before_hash: string | null;
+  /**
+   * Its hash after (planned or done; null: absent).
+   */
+  after_hash: string | null;
+}
+/**
+ * session/rewind's answer.
+ */
+export interface RewindResult {
+  steps: RewindStep[];
+  /**
+   * The seq of the rewind's record (null for a dry run); undo goes back to just before it.
+   */
+  rewind_seq: number | null;
+  /**
+   * The thread has a rewind that undo would reverse.
+   */
+  undo_available: boolean;
+}
+/**
  * The seq of the lifecycle record written (session/clear, session/compact).
  */
 export interface SeqResult {
@@ -690,6 +861,8 @@ export interface ThreadsChanged {
 export interface Requests {
   /** Move a thread to the archive (closing it here if it is current). */
   'session/archive': [ThreadParams, ArchiveResult];
+  /** The content of a file version the thread's history names (text, or a note why not). */
+  'session/blob': [BlobParams, BlobResult];
   /** Dry run of a resume: the report; nothing changes. */
   'session/checkResume': [CheckResumeParams, Report];
   /** Drop the conversation context of the current session (cost, model, permissions stay). */
@@ -698,6 +871,8 @@ export interface Requests {
   'session/compact': [CompactParams, SeqResult];
   /** The Status of the current session, or null. */
   'session/current': [NoParams, Status | null];
+  /** The thread's file changes in the range: one unified diff per file, both sides as versions. */
+  'session/diff': [DiffParams, DiffResult];
   /** Fork a thread at a seq into a new thread; the fork becomes the current session. */
   'session/fork': [ForkParams, StartResult];
   /** This workspace's threads, newest first, one page. */
@@ -708,6 +883,8 @@ export interface Requests {
   'session/reindex': [NoParams, ReindexResult];
   /** Resume a thread with the user's decision; the new session becomes current. */
   'session/resume': [ResumeParams, ResumeResult];
+  /** Restore the thread's files to their versions at `to_seq` (or undo the latest rewind). */
+  'session/rewind': [RewindParams, RewindResult];
   /** A thread, its sessions and the last entries of its timeline. */
   'session/show': [ThreadParams, ShowResult];
   /** Start a new thread in the workspace; it becomes the current session. */
@@ -756,12 +933,16 @@ export const ErrorCode = {
   schema_too_new: -32013,
   /** A rollout or the store directory cannot be used as it is. */
   store_damaged: -32013,
-  /** A write failed for lack of space or quota; the partial record was cut off. */
+  /** A write failed for lack of space, quota or file size (ENOSPC, EDQUOT, EFBIG); the partial */
   store_full: -32013,
+  /** A write or an fsync of the store failed for another reason than space (EIO, ...); what */
+  store_io_error: -32013,
   /** Another process holds the writer lock of the thread. */
   thread_busy: -32012,
   /** No thread or session with that id exists in the store. */
   unknown_thread: -32011,
+  /** The thread's file history names no file version with that hash. */
+  unknown_version: -32011,
   /** An id from outside failed validation before it touched any path. */
   invalid_id: -32010,
 } as const;

@@ -6,7 +6,8 @@ in this one place.
 
 Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`) · 1 fsck found
 problems it did not repair · 2 usage · 64 invalid id or workspace · 65 invalid event · 66 unknown
-thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 70 internal error.
+thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 70 internal error;
+`rewind` exits 1 when a file was not handled as planned.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import SessionKeeperError
-from . import check, serve, store_commands
+from . import check, content, serve, store_commands
 from .common import emit, parser_with
 
-COMMANDS = (serve, store_commands)
+COMMANDS = (serve, store_commands, content)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,9 +41,14 @@ def keeper(args: argparse.Namespace, *, reads_only: bool = False) -> Keeper:
     from ..api import Keeper
     from ..store.layout import ENV_HOME
 
+    content: dict[str, Any] = {}
+    if getattr(args, "content_limit", None) is not None:
+        content["content_limit_bytes"] = args.content_limit
+    if getattr(args, "allow_secret_files", False):
+        content["allow_secret_files"] = True
     pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
     return Keeper(args.store, durability=getattr(args, "durability", "written"),
-                  read_only=reads_only and pointed)
+                  read_only=reads_only and pointed, **content)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:

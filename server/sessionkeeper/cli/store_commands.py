@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
+import re
 import sys
 from collections.abc import Callable
-from typing import get_args
+from typing import Any, get_args
 
 import orjson
 
 from ..errors import InvalidEvent, InvalidId
 from ..events import ApprovalMode, SandboxPolicy
 from .common import COMMON, Subparsers, emit, keeper, say
+from .content import CONTENT
 
 
 def add(sub: Subparsers) -> None:
     """Add the store's subcommands."""
-    start = sub.add_parser("start", parents=[COMMON], help="start a thread; prints its ids")
+    start = sub.add_parser("start", parents=[COMMON, CONTENT], help="start a thread; prints its ids")
     start.add_argument("--workspace", required=True)
     start.add_argument("--title")
     start.add_argument("--model")
@@ -27,7 +30,8 @@ def add(sub: Subparsers) -> None:
     start.add_argument("--sandbox-policy", default="workspace-write", choices=get_args(SandboxPolicy))
     start.add_argument("--tool-profile", default="default")
     start.set_defaults(run=start_thread)
-    record = sub.add_parser("record", parents=[COMMON], help="append JSON-lines events from stdin")
+    record = sub.add_parser("record", parents=[COMMON, CONTENT],
+                            help="append JSON-lines events from stdin")
     record.add_argument("--session", required=True)
     record.add_argument("--durability", choices=["none", "written", "durable"], default="written")
     record.set_defaults(run=record_events)
@@ -89,10 +93,10 @@ def record_events(args: argparse.Namespace) -> int:
             if not line.strip():
                 continue
             try:
-                ack = session.record(orjson.loads(line), durability=args.durability)
+                ack = session.record(_exact(line), durability=args.durability)
                 out = {"line": number, "seq": ack.seq, "durability": ack.durability.value,
                        "duplicate": ack.duplicate}
-            except (orjson.JSONDecodeError, InvalidEvent, InvalidId) as exc:
+            except (ValueError, InvalidEvent, InvalidId) as exc:  # JSONDecodeError is a ValueError
                 name = getattr(exc, "name", "invalid_event")
                 out, code = {"line": number, "error": name, "message": str(exc)}, 65
                 print(f"sessionkeeper: line {number}: {name}: {exc}", file=sys.stderr)
@@ -100,6 +104,17 @@ def record_events(args: argparse.Namespace) -> int:
     finally:
         session.close()
     return code
+
+
+_LONG_NUMBER = re.compile(r"\d{19,}")
+
+
+def _exact(line: str) -> Any:
+    """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
+    refused as not encodable, never stored rounded)."""
+    if _LONG_NUMBER.search(line):
+        return json.loads(line)  # exact integers; orjson would make them floats
+    return orjson.loads(line)
 
 
 def list_threads(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from ..api import Keeper
+from ..errors import InvalidWorkspace
 from ..recovery.report import Report
 from ..render import colour_enabled, paint, report_text
 from .project import create, git
@@ -86,6 +87,8 @@ def run_demo(*, directory: str | None = None, as_json: bool = False) -> int:
     story = Story(as_json)
     scratch = Path(directory or tempfile.mkdtemp(prefix="sessionkeeper-demo-")).resolve()
     store, repo = scratch / "store", scratch / "repo-a"
+    if repo.exists() or store.exists():
+        raise InvalidWorkspace(f"{scratch} already holds a demo: give a new --dir (or remove it)")
     story.say(paint("Session Keeper demo", "bold", on=story.colour)
               + f" — scratch directory {scratch} (kept)")
 

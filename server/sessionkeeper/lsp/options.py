@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Annotated, Any
+
+import annotated_types as at
 
 from ..recovery.command_hooks import HookSpec
 from .protocol import DurabilityName
@@ -34,6 +36,10 @@ class ServerOptions:
     """Ask the user (window/showMessageRequest) when a resume finds drift."""
     autoResume: bool = False  # noqa: N815
     """Resume the workspace's latest thread after initialization."""
+    contentLimitBytes: Annotated[int, at.Ge(0)] | None = None  # noqa: N815
+    """Files larger than this are kept by hash only (default 10 MiB)."""
+    allowSecretFiles: bool = False  # noqa: N815
+    """Keep the content of secret-named files (.env*, private keys) too (default: hash only)."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:

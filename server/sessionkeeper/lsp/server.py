@@ -107,9 +107,13 @@ class SessionKeeperServer(LanguageServer):
             from ..schema import ClientInfo
 
             name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
+            content: dict[str, Any] = {"allow_secret_files": self.options.allowSecretFiles}
+            if self.options.contentLimitBytes is not None:
+                content["content_limit_bytes"] = self.options.contentLimitBytes
             self._keeper = Keeper(self.store_path, durability=self._durability(),
                                   redact=self._redact(), hooks=registry_from(self.options.hooks),
-                                  client=ClientInfo(name=name[:100], version=__version__))
+                                  client=ClientInfo(name=name[:100], version=__version__),
+                                  **content)
         return self._keeper
 
     def _durability(self) -> str:

@@ -10,7 +10,10 @@ once, in its final state.
 
 What is recorded (`file_change_events`): a path whose content hash differs from the last version
 the session recorded (by anyone); `before_hash` is that last version's hash, `after_hash` the
-sha256 now (absent when the file is gone). Never recorded: content equal to the last recorded
+sha256 now (absent when the file is gone). For a file the session already touched, `after_hash`
+is left out so that the session reads the file and keeps its content as a blob (a rewind can
+then bring the user's edit back); other files are recorded by hash only (no blob work). Never
+recorded: content equal to the last recorded
 version (so an edit the agent reported itself is not recorded again), a file the session never saw
 that is gone again, directories, paths escaping the root, and everything ignored (`.git/`, the
 store, `node_modules`, `__pycache__`, `build`, `dist`, virtualenvs and tool caches).
@@ -82,8 +85,10 @@ def file_change_events(changes: Iterable[Change], *,
                                  "author": author_of(change)}
         if previous is not None and previous.get("hash"):
             event["before_hash"] = previous["hash"]
-        if change.after_hash is not None:
-            event["after_hash"] = change.after_hash
+        if change.after_hash is not None and previous is None:
+            event["after_hash"] = change.after_hash  # untouched: hash only
+        elif change.after_hash is None:
+            event["deleted"] = True
         events.append(event)
     return events
 

@@ -1,4 +1,4 @@
-"""The git hooks `sessionkeeper git-hook install` writes: their text, generated (nothing installed here).
+"""The git hooks `sessionkeeper git-hook install` writes: their text, and installing/removing them.
 
 `prepare-commit-msg` runs a command (`sessionkeeper trailer --hook MSG SOURCE SHA` in phase 2)
 that adds the trailers when the staged change holds the agent's lines. It never breaks a commit:
@@ -9,12 +9,23 @@ a message that holds nothing but trailers, so quitting the editor without writin
 would no longer abort the commit — this guard removes our trailers from such a message, and git
 aborts as it always did. Both scripts are POSIX sh and name themselves with `MARKER`, so an
 install can recognise (and replace, or remove) its own hook and leave any other alone.
+
+`install` is idempotent (our hook is rewritten in place; another hook is moved aside once, never
+overwritten) and `uninstall` removes only our hooks and puts the earlier ones back. Hook files
+are written through a temp file and a rename. The hooks directory is git's (`core.hooksPath`
+respected).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import InvalidWorkspace
 
 MARKER = "# sessionkeeper-git-hook v1"
 PREVIOUS_SUFFIX = ".pre-sessionkeeper"
@@ -71,3 +82,71 @@ def commit_msg_guard() -> str:
         "fi\n"
         "exit 0\n"
     )
+
+
+def hooks_dir(repo: str | os.PathLike[str]) -> Path:
+    """The directory git runs the repository's hooks from (InvalidWorkspace outside git)."""
+    done = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=repo,
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    if done.returncode != 0:
+        raise InvalidWorkspace(f"{repo} is not inside a git repository: {done.stderr.strip()}")
+    return (Path(repo) / done.stdout.strip()).resolve()
+
+
+def install(repo: str | os.PathLike[str], *, command: Sequence[str], timeout_s: int = 5) -> list[str]:
+    """Write both hooks (an earlier hook is kept as `<hook>.pre-sessionkeeper`); what was done."""
+    directory = hooks_dir(repo)
+    directory.mkdir(parents=True, exist_ok=True)
+    texts = {"prepare-commit-msg": prepare_commit_msg(command=command, timeout_s=timeout_s),
+             "commit-msg": commit_msg_guard()}
+    done: list[str] = []
+    for name, text in texts.items():
+        path, kept = directory / name, directory / (name + PREVIOUS_SUFFIX)
+        if path.exists() and not is_ours(_text(path)):
+            if kept.exists():
+                raise InvalidWorkspace(f"{path} is not ours and {kept} exists already; "
+                                       "move one of them away first")
+            os.replace(path, kept)
+            done.append(f"kept {path.name} as {kept.name}")
+        old = _text(path) if path.exists() else None
+        if old != text:
+            _write(path, text)
+            done.append(f"{'updated' if old is not None else 'installed'} {path}")
+    return done
+
+
+def uninstall(repo: str | os.PathLike[str]) -> list[str]:
+    """Remove our hooks and put the earlier ones back; another tool's hook is left alone."""
+    directory = hooks_dir(repo)
+    done: list[str] = []
+    for name in HOOKS:
+        path, kept = directory / name, directory / (name + PREVIOUS_SUFFIX)
+        if not path.exists():
+            continue
+        if not is_ours(_text(path)):
+            done.append(f"left {path} alone (not ours)")
+            continue
+        if kept.exists():
+            os.replace(kept, path)
+            done.append(f"restored {path.name} from {kept.name}")
+        else:
+            path.unlink()
+            done.append(f"removed {path}")
+    return done
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -208,7 +208,7 @@ def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
     try:
         _sweep(target)
         content = blobs.get(step.target) if step.target is not None else None  # verified first
-        held = _read(target)
+        held = read_regular(target)
         now = content_key(held) if held is not None else None
         if now != step.current:
             return FileOutcome(step.path, "stale", "changed on disk since the plan was made; "
@@ -229,7 +229,7 @@ def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
                            "os_error")
 
 
-def _read(path: Path) -> bytes | None:
+def read_regular(path: Path) -> bytes | None:
     """The file's bytes, None if absent; never follows a last-moment symlink or opens a FIFO."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, StoreFull
+from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, storage_error
 from .blob_format import (
     HEADER_BYTES,
     LEVEL,
@@ -178,9 +178,7 @@ class BlobStore:
             if created:
                 fsync_dir(self.root)
         except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise StoreFull(f"no space for a blob in {self.root}: {exc}") from exc
-            raise
+            raise storage_error(exc, f"a blob could not be written in {self.root}") from exc
 
     def _ensure(self, directory: Path) -> bool:
         """Create a private directory of the store once; True if this call created it."""
@@ -332,10 +330,11 @@ class BlobStore:
         return BlobCheck(len(blobs), tuple(damage))
 
     def gc(self, referenced: Iterable[str], *, cap_bytes: int | None = None,
-           protect: Iterable[str] = (), min_age_s: float = 3600.0) -> GcReport:
+           protect: Iterable[str] = (), min_age_s: float = 3600.0, dry_run: bool = False) -> GcReport:
         """Remove unreferenced blobs, then (over `cap_bytes`) the least recently used unprotected ones.
 
         Never removes a key in `protect`, a blob younger than `min_age_s`, or a base of a kept blob.
+        `dry_run`: report what would be removed, remove nothing.
         """
         wanted = {k for k in referenced if is_key(k)}  # a bad key names no blob
         guarded = {k for k in protect if is_key(k)}
@@ -350,11 +349,11 @@ class BlobStore:
             kept = _with_bases(wanted, by_key) | pinned
             removed = sorted(set(by_key) - kept)
             expired = _over_cap(kept, pinned, by_key, cap_bytes)
-            for key in removed + expired:
+            stale = [t for t in temps if _older(t, now, min_age_s)]
+            for key in [] if dry_run else removed + expired:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self._path(key))
-            stale = [t for t in temps if _older(t, now, min_age_s)]
-            for tmp in stale:
+            for tmp in [] if dry_run else stale:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
         left = sum(by_key[k].stored_bytes for k in (kept & by_key.keys()) - set(expired))

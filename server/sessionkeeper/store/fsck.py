@@ -1,4 +1,8 @@
-"""fsck: compare the index with every rollout (read in full); with repair, fix what can be fixed."""
+"""fsck: compare the index with every rollout (read in full); with repair, fix what can be fixed.
+
+It also reads back every blob a rollout names as stored: a missing one, or one whose content does
+not match its hash, is reported with the sessions naming it (nothing can repair it).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ThreadBusy
+from ..events import blob_refs
 from .index import SessionRow
 from .layout import fsync_dir, parse_rollout_name
 from .quarantine import Quarantined, quarantine_tail
@@ -28,13 +33,17 @@ class FsckReport:
     damaged: list[dict[str, Any]] = field(default_factory=list)  # middle damage, torn tails
     unindexable: list[dict[str, str]] = field(default_factory=list)
     quarantined: list[Quarantined] = field(default_factory=list)
+    blobs_missing: list[dict[str, Any]] = field(default_factory=list)  # {blob, reason, sessions}
+    blobs_corrupt: list[dict[str, Any]] = field(default_factory=list)  # hash mismatch, undecodable
+    blobs_checked: int = 0
     repaired: bool = False
 
     @property
     def clean(self) -> bool:
         """True when nothing diverged and nothing is damaged."""
         return not (self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
-                    or self.duplicate_sessions or self.damaged or self.unindexable)
+                    or self.duplicate_sessions or self.damaged or self.unindexable
+                    or self.blobs_missing or self.blobs_corrupt)
 
 
 def fsck(store: Store, *, repair: bool) -> FsckReport:
@@ -42,6 +51,7 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
     report = FsckReport()
     rows = {r.session_id: r for r in store.index().sessions()}
     seen: set[str] = set()
+    named: dict[str, set[str]] = {}  # blob -> sessions naming it as stored
     needs_rebuild = False
     for path, archived in store.layout.scan_rollouts():
         report.checked += 1
@@ -58,7 +68,7 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
             report.duplicate_sessions.append(sid)
             continue
         seen.add(sid)
-        _check_content(store, Path(path), row, report, repair=repair)
+        _check_content(store, Path(path), row, report, repair=repair, named=named)
         known = rows.get(sid)
         if known is None:
             report.missing_rows.append(sid)
@@ -70,6 +80,7 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
             continue
         needs_rebuild = True
     report.dangling_rows = sorted(set(rows) - seen)
+    _check_blobs(store, named, report)
     if repair and (needs_rebuild or report.dangling_rows):
         store.rebuild()
         report.repaired = True
@@ -90,9 +101,22 @@ def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
                                                            "first line)")
 
 
+def _check_blobs(store: Store, named: dict[str, set[str]], report: FsckReport) -> None:
+    check = store.blobs.verify(named)
+    report.blobs_checked = check.checked
+    for damage in check.damage:
+        if damage.key not in named:
+            continue  # an unreferenced blob: gc removes it
+        entry = {"blob": damage.key, "reason": damage.reason, "sessions": sorted(named[damage.key])}
+        (report.blobs_missing if damage.kind == "missing" else report.blobs_corrupt).append(entry)
+
+
 def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport, *,
-                   repair: bool) -> None:
+                   repair: bool, named: dict[str, set[str]]) -> None:
     rollout = read_rollout(path)
+    for record in rollout.records:
+        for key in blob_refs(record):
+            named.setdefault(key, set()).add(row.session_id)
     if rollout.damage:
         report.damaged.append({"session_id": row.session_id, "path": str(path),
                                "lines": [d.line for d in rollout.damage],

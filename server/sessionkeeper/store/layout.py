@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import ids
-from ..errors import StoreDamaged
+from ..errors import StoreDamaged, StoreIOError
 
 ENV_HOME = "SESSIONKEEPER_HOME"
 _ROLLOUT = re.compile(
@@ -58,6 +58,8 @@ def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    except OSError as exc:  # EIO: the entry may not survive; a typed error, never a bare OSError
+        raise StoreIOError(f"fsync of directory {path} failed: {exc}") from exc
     finally:
         os.close(fd)
 
@@ -108,10 +110,13 @@ class Layout:
         return self.root / "state.db"
 
     def ensure(self) -> Layout:
-        """Create the private store directories."""
-        for path in (self.root, self.sessions, self.archived, self.quarantine, self.root / "locks",
-                     self.pending):
-            ensure_private_dir(path)
+        """Create the private store directories; StoreDamaged (naming why) if that cannot be."""
+        try:
+            for path in (self.root, self.sessions, self.archived, self.quarantine,
+                         self.root / "locks", self.pending):
+                ensure_private_dir(path)
+        except OSError as exc:
+            raise StoreDamaged(f"cannot use {self.root} as a store: {exc.strerror or exc}") from None
         return self
 
     def lock_path(self, thread_id: str) -> Path:

@@ -1,4 +1,8 @@
-"""What the index needs to know about one rollout, read from its first and last lines only."""
+"""What the index needs to know about one rollout, read from its first and last lines only.
+
+A file whose meta or last record is crafted or damaged gets a reason instead of a row (or a row
+from its meta alone): one bad file never stops the indexing of the others.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,29 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .codec import LineError, unframe
+from .codec import decode, meta_problem, parse_legacy, reason, seq_problem
 from .index import NATIVE, SessionRow
 from .layout import parse_rollout_name
 
 _PROBE = 1 << 16
 
 
-def _last_record(fd: int, size: int, head: bytes) -> dict[str, Any] | None:
+def _usable_last(record: dict[str, Any] | None, meta: dict[str, Any]) -> bool:
+    """True for a last record whose fields the index row reads are well-typed."""
+    if record is None or seq_problem(record.get("seq")) or record["seq"] < meta["seq"]:
+        return False
+    if not isinstance(record.get("ts"), (str, type(None))):
+        return False
+    if record.get("type") != "snapshot":
+        return True
+    state = record.get("state")
+    summary = state.get("summary") if isinstance(state, dict) else None
+    return isinstance(state, dict) and (summary is None or (
+        isinstance(summary, dict) and isinstance(summary.get("title"), (str, type(None)))))
+
+
+def _last_record(fd: int, size: int, head: bytes, meta: dict[str, Any], *,
+                 legacy: bool) -> dict[str, Any] | None:
     """The last complete, valid record of the file (None if the last two candidates fail)."""
     window, data = min(size, _PROBE), head
     while len(data) < size:  # `head` did not hold the whole file: read backwards from the end
@@ -24,10 +43,11 @@ def _last_record(fd: int, size: int, head: bytes) -> dict[str, Any] | None:
     lines = data.rsplit(b"\n", 3)
     candidates = lines[1:-1] if len(data) < size else lines[:-1]
     for line in reversed(candidates[-2:]):
-        try:
-            return unframe(line)
-        except LineError:
-            continue
+        record = decode(line)
+        if record is None and legacy:
+            record = parse_legacy(line, meta=False)
+        if _usable_last(record, meta):
+            return record
     return None
 
 
@@ -76,13 +96,17 @@ def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str
             return "empty file"
         head = os.pread(fd, _PROBE, 0)
         first = head.split(b"\n", 1)[0] if b"\n" in head else b""
-        try:
-            meta = unframe(first)
-        except LineError as exc:
-            return f"no session_meta ({exc})"
+        meta, legacy = decode(first), False
+        if meta is None:
+            meta, legacy = parse_legacy(first), True
+        if meta is None:
+            return f"no session_meta ({reason(first)})"
         if meta.get("type") != "session_meta":
             return "no session_meta"
-        last = _last_record(fd, info.st_size, head)
+        why = meta_problem(meta)
+        if why:
+            return f"invalid session_meta: {why}"
+        last = _last_record(fd, info.st_size, head, meta, legacy=legacy)
     finally:
         os.close(fd)
     return session_row(meta, path=relpath, archived=archived, last=last, size=info.st_size,

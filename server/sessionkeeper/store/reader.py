@@ -3,8 +3,14 @@
 - A torn or unparsable *last* line (NUL-filled tails included) is reported as the `tail`; the
   complete prefix is used. Cutting it off and keeping it aside is `repair.quarantine_tail`.
 - Damage in the middle is never skipped silently: each bad line is a `Damage` with its line number.
-- Duplicate deliveries of a seq are dropped and reported; gaps and reordering are damage.
-- A 0-byte file, a missing `session_meta`, a future schema version are each a distinct status.
+- Duplicate deliveries of a seq are dropped and reported; gaps and reordering are damage, after a
+  snapshot as much as from the meta on.
+- A line is a record only if it passes codec's rules: its checksum, a seq in range, no integer
+  beyond 64 bits, a well-typed meta, a restorable snapshot. Checksum-less (schema-1) lines are
+  read only in a file whose meta says schema 1 — in a checksummed file such a line is damage.
+- A 0-byte file, a missing or unusable `session_meta`, a future schema version are each a
+  distinct status.
+- A read that starts at a snapshot vouches for every byte before it (see `read_latest`).
 """
 
 from __future__ import annotations
@@ -17,14 +23,28 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ..events import RECORD_TYPES, SCHEMA_VERSION, schema_version_of, upcast
-from .codec import LineError, unframe
+from ..events import RECORD_TYPES, SCHEMA_VERSION, upcast
+from .codec import (
+    MAX_SEQ,
+    big_int_problem,
+    decode,
+    loads_legacy,
+    may_hold_big_int,
+    meta_problem,
+    parse_legacy,
+    refusal,
+    schema_version,
+    seq_problem,
+    snapshot_problem,
+)
 
 Record = dict[str, Any]
 _SNAPSHOT_MARK = b'"type":"snapshot"'
 _CHUNK = 1 << 16
+# record type -> whether its fields can hold numbers or free-form values (walked for integers
+# beyond 64 bits); the other types hold strings only, so a number there is never read
+_NUMERIC = {"session_meta", "operation", "cost", "verifier", "compacted", "snapshot", "model"}
+_WALK = {kind: kind in _NUMERIC for kind in RECORD_TYPES}
 
 
 class Status(str, Enum):
@@ -33,7 +53,7 @@ class Status(str, Enum):
     OK = "ok"
     DAMAGED = "damaged"  # damage in the middle: usable prefix, but not to be continued silently
     EMPTY = "empty"  # 0 bytes
-    NO_META = "no_meta"  # first line is not a session_meta
+    NO_META = "no_meta"  # first line is not a usable session_meta
     FUTURE_SCHEMA = "future_schema"  # written by a newer Session Keeper
 
 
@@ -42,7 +62,8 @@ class Damage:
     """A bad line in the middle of a rollout."""
 
     line: int
-    kind: str  # unparsable, checksum, seq_gap, seq_order, unknown_type, no_meta
+    kind: str  # unparsable, checksum, seq_gap, seq_order, seq_range, int_range, unknown_type,
+    #            invalid_record, no_meta, invalid_meta
     detail: str
 
 
@@ -84,21 +105,6 @@ class Rollout:
         return self.tail.offset if self.tail else self.size
 
 
-def _classify(line: bytes) -> tuple[Record | None, str]:
-    try:
-        return unframe(line), ""
-    except LineError as exc:
-        reason = str(exc)
-    if reason == "no checksum field":  # maybe a schema-1 record, which had no checksum
-        try:
-            record = orjson.loads(line)
-            if isinstance(record, dict):
-                return record, "legacy"
-        except orjson.JSONDecodeError:
-            reason = "unparsable JSON"
-    return None, reason
-
-
 def parse_rollout(data: bytes, *, path: Path | None = None, window: bool = False) -> Rollout:
     """Parse the bytes of a rollout (`window`: meta line + a later stretch starting at a snapshot)."""
     if not data:
@@ -117,93 +123,139 @@ def parse_rollout(data: bytes, *, path: Path | None = None, window: bool = False
     return rollout
 
 
+def _read_meta(line: bytes) -> tuple[Record | None, bool, str]:
+    """(meta or the first record, whether the file is legacy as a whole, why it is unusable)."""
+    record = decode(line)
+    if record is not None:
+        return record, False, ""
+    record = parse_legacy(line)
+    if record is not None:
+        return record, True, ""
+    return None, False, refusal(line, legacy=False)
+
+
 def _parse_lines(lines: list[bytes], partial: bytes, *, size: int, path: Path | None,
                  window: bool) -> Rollout:
     rollout = Rollout(path, Status.OK, size=size)
     offsets_end = size - len(partial)
     if partial:
-        reason = "NUL bytes" if not partial.strip(b"\x00") else "torn: no newline"
-        rollout.tail = Tail(len(lines) + 1, offsets_end, len(partial), reason)
-    elif lines:
-        record, why = _classify(lines[-1])
-        if record is None:  # a complete but unusable last line is a torn tail too
-            last = lines.pop()
-            rollout.tail = Tail(len(lines) + 1, offsets_end - len(last) - 1, len(last) + 1, why)
+        torn = "NUL bytes" if not partial.strip(b"\x00") else "torn: no newline"
+        rollout.tail = Tail(len(lines) + 1, offsets_end, len(partial), torn)
     if not lines:
-        rollout.status = Status.NO_META if rollout.tail is None else Status.EMPTY
+        rollout.status = Status.EMPTY
         return rollout
-    meta, why = _classify(lines[0])
+    meta, legacy, unusable = _read_meta(lines[0])
+    if not partial:  # a complete but unusable last line is a torn tail too
+        last = lines[-1]
+        usable = meta is not None if len(lines) == 1 else (
+            decode(last) is not None or (legacy and loads_legacy(last) is not None))
+        if not usable:
+            lines.pop()
+            rollout.tail = Tail(len(lines) + 1, offsets_end - len(last) - 1, len(last) + 1,
+                                refusal(last, legacy=legacy))
+    if not lines:
+        rollout.status = Status.EMPTY
+        return rollout
     if meta is None or meta.get("type") != "session_meta":
         rollout.status = Status.NO_META
-        rollout.damage.append(Damage(1, "no_meta", why or f"first record is {(meta or {}).get('type')!r}"))
-        first_index = 1 if meta is None else 0
+        kind = "no_meta" if meta is not None else _kind(unusable)
+        detail = unusable or f"first record is {(meta or {}).get('type')!r}"
+        rollout.damage.append(Damage(1, kind, detail))
+        _fold_records(rollout, lines, 1 if meta is None else 0, window=window, legacy=False)
+        return rollout
+    version = 1 if legacy else schema_version(meta)  # a legacy meta comes upcast already
+    rollout.schema_version = version
+    if version is not None and version > SCHEMA_VERSION:
+        rollout.status = Status.FUTURE_SCHEMA
+        rollout.meta = meta
+        return rollout
+    if not legacy and version is not None and version < SCHEMA_VERSION:
+        meta = upcast(meta, version)
+    problem = ("schema_version is not an integer" if version is None or version < 1
+               else meta_problem(meta) or _big_int(meta, lines[0]))
+    if problem:
+        rollout.status = Status.NO_META
+        rollout.damage.append(Damage(1, "invalid_meta", problem))
     else:
-        version = schema_version_of(meta)
-        rollout.schema_version = version
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
-            rollout.status = Status.FUTURE_SCHEMA
-            rollout.meta = meta
-            return rollout
-        rollout.meta = upcast(meta, version) if version < SCHEMA_VERSION else meta
-        first_index = 1
-    _fold_records(rollout, lines, first_index, window=window)
+        rollout.meta = meta
+    _fold_records(rollout, lines, 1, window=window, legacy=legacy)
     return rollout
 
 
-def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, window: bool) -> None:
-    version = rollout.schema_version or SCHEMA_VERSION
+def _big_int(record: Record, line: bytes) -> str | None:
+    return big_int_problem(line) if may_hold_big_int(record) else None
+
+
+def _refused(record: Record, line: bytes, walk: bool | None) -> tuple[str, str] | None:
+    """(damage kind, why) for a decoded record that breaks codec's rules, or None."""
+    why = seq_problem(record.get("seq"))
+    if why:
+        return "seq_range", why
+    if walk or "data" in record:
+        why = _big_int(record, line)
+        if why:
+            return "int_range", why
+    if record.get("type") == "snapshot":
+        why = snapshot_problem(record)
+        if why:
+            return "invalid_record", why
+    if record.get("type") == "session_meta":
+        return "invalid_record", "a session_meta after the first line"
+    return None
+
+
+def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, window: bool,
+                  legacy: bool) -> None:
+    """Fold lines into records; every line refused is a Damage, every re-delivery a duplicate.
+
+    Seq order is checked from the meta on, or in a window from the snapshot that starts it (which
+    must come after the meta).
+    """
     records = rollout.records
     append = records.append
-    expected = rollout.meta.get("seq", 0) + 1 if rollout.meta is not None and not window else None
-    known = RECORD_TYPES
+    damage = rollout.damage.append
+    floor: int = rollout.meta.get("seq", 0) if rollout.meta is not None else -1
+    expected: int | None = floor + 1 if rollout.meta is not None and not window else None
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
+    walks, top, unframe = _WALK, MAX_SEQ, decode  # locals: this loop runs for every line
     for number, line in enumerate(lines[first_index:], start=first_index + 1):
-        record = _fast_unframe(line)
+        record = unframe(line)
         if record is None:
-            record, why = _classify(line)
+            record = loads_legacy(line) if legacy else None
             if record is None:
-                rollout.damage.append(Damage(number, _kind(why), why))
+                why = refusal(line, legacy=legacy)
+                damage(Damage(number, _kind(why), why))
                 skipped += 1
                 continue
-            if version >= 2:
-                rollout.damage.append(Damage(number, "checksum", "record has no checksum"))
+            record = upcast(record, 1)
+        seq: Any = record.get("seq")  # checked just below, before any arithmetic
+        kind = record.get("type")
+        walk = walks.get(kind) if kind.__class__ is str else None
+        if (seq.__class__ is not int or not 0 <= seq <= top or walk or "data" in record
+                or expected is None):  # the common message line takes none of these
+            refused = _refused(record, line, walk)
+            if refused is None and expected is None and seq <= floor:
+                refused = "seq_order", f"seq {seq} is not after the meta's seq {floor}"
+            if refused is not None:
+                damage(Damage(number, *refused))
                 skipped += 1
                 continue
-            record = upcast(record, version)
-        seq = record.get("seq")
-        if not isinstance(seq, int):
-            rollout.damage.append(Damage(number, "unparsable", "record has no integer seq"))
-            continue
         if expected is not None and seq != expected and seq != expected + skipped:
             if records and seq <= records[-1]["seq"]:
-                rollout.duplicates.append({"line": number, "seq": seq, "type": record.get("type"),
+                rollout.duplicates.append({"line": number, "seq": seq, "type": kind,
                                            "operation_id": record.get("operation_id")})
                 if seq != records[-1]["seq"] or _differs(records, seq, record):
-                    rollout.damage.append(Damage(number, "seq_order", f"seq {seq} after {expected - 1}"))
+                    damage(Damage(number, "seq_order", f"seq {seq} after {expected - 1}"))
                 continue
-            rollout.damage.append(Damage(number, "seq_gap", f"expected seq {expected}, found {seq}"))
+            damage(Damage(number, "seq_gap", f"expected seq {expected}, found {seq}"))
         expected = seq + 1
         skipped = 0
-        if record.get("type") not in known:
-            rollout.damage.append(Damage(number, "unknown_type", f"unknown type {record.get('type')!r}"))
+        if walk is None:
+            damage(Damage(number, "unknown_type", f"unknown type {kind!r}"))
             continue
         append(record)
     if rollout.damage and rollout.status is Status.OK:
         rollout.status = Status.DAMAGED
-
-
-def _fast_unframe(line: bytes) -> Record | None:
-    """codec.unframe for the common, valid line without raising; None sends it the slow way.
-
-    A record whose `crc` is its last field (as the recorder writes it) covers line[:-18].
-    """
-    try:
-        record = orjson.loads(line)
-        if zlib.crc32(line[:-18]) != int(record.pop("crc"), 16):
-            return None
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return record
 
 
 def _differs(records: list[Record], seq: int, record: Record) -> bool:
@@ -235,10 +287,12 @@ def read_rollout(path: Path) -> Rollout:
 def read_latest(path: Path, *, verify: bool = True) -> Rollout:
     """Read the meta, the latest snapshot and the records after it.
 
-    Parsing costs the snapshot and its tail, whatever the history. With `verify`, the bytes
-    before the snapshot are checked against the CRC the snapshot carries (one pass at CRC speed,
-    no parsing); on a mismatch the file is read in full, so the damage is reported with its line
-    numbers. Falls back to a full read when there is no snapshot after the meta.
+    Parsing costs the snapshot and its tail, whatever the history. With `verify`, every byte
+    before the snapshot line is checked: the snapshot carries the size and CRC of exactly the
+    bytes before its own line (one pass at CRC speed, no parsing). A snapshot that vouches for
+    other bytes (some inserted or removed before it, or changed) or for none (an older writer)
+    sends the read to a full read, which reports the damage with its line numbers. Falls back to
+    a full read too when there is no snapshot after the meta.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
@@ -247,12 +301,13 @@ def read_latest(path: Path, *, verify: bool = True) -> Rollout:
         if start is None:
             return read_rollout(path)
         head = _first_line(fd)
-        tail = os.pread(fd, size - start, start)
+        rollout = parse_rollout(head + os.pread(fd, size - start, start), path=path, window=True)
+        first = rollout.records[0] if rollout.records else {}
+        if rollout.meta is None or first.get("type") != "snapshot" or (
+                verify and not _prefix_intact(fd, first, start)):
+            return read_rollout(path)
     finally:
         os.close(fd)
-    rollout = parse_rollout(head + tail, path=path, window=True)
-    if verify and not _prefix_intact(path, rollout.records[0] if rollout.records else {}):
-        return read_rollout(path)
     rollout.size = size
     shift = start - len(head)
     if rollout.tail is not None:
@@ -264,23 +319,19 @@ def read_latest(path: Path, *, verify: bool = True) -> Rollout:
     return rollout
 
 
-def _prefix_intact(path: Path, snapshot: Record) -> bool:
-    """True when the bytes before a snapshot still have the CRC it recorded (or it has none)."""
+def _prefix_intact(fd: int, snapshot: Record, start: int) -> bool:
+    """True when the snapshot at `start` vouches for exactly the bytes before it, and they match."""
     expected, length = snapshot.get("prefix_crc"), snapshot.get("prefix_bytes")
-    if expected is None or length is None:
-        return True  # written before snapshots carried it
+    if not isinstance(expected, str) or not isinstance(length, int) or length != start:
+        return False
     crc = 0
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        offset = 0
-        while offset < length:
-            chunk = os.pread(fd, min(1 << 20, length - offset), offset)
-            if not chunk:
-                return False
-            crc = zlib.crc32(chunk, crc)
-            offset += len(chunk)
-    finally:
-        os.close(fd)
+    offset = 0
+    while offset < length:
+        chunk = os.pread(fd, min(1 << 20, length - offset), offset)
+        if not chunk:
+            return False
+        crc = zlib.crc32(chunk, crc)
+        offset += len(chunk)
     return f"{crc:08x}" == expected
 
 
@@ -338,7 +389,5 @@ def _line_at(fd: int, offset: int) -> bytes:
 
 
 def _is_snapshot_line(line: bytes) -> bool:
-    try:
-        return unframe(line).get("type") == "snapshot"
-    except LineError:
-        return False
+    record = decode(line)
+    return record is not None and record.get("type") == "snapshot"

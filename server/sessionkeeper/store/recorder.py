@@ -8,7 +8,11 @@ Invariants:
 - concurrent durable waiters share fsyncs (group commit without any timer: whoever finds no
   fsync running starts one covering everything written so far);
 - a failed fsync makes the recorder read-only for good (no retry: the kernel may have dropped
-  the dirty pages); a failed write is cut back off the file and its seqs are not consumed.
+  the dirty pages): DurabilityLost, or StoreIOError when nothing of the file was acknowledged
+  yet (the start of a session failed);
+- a failed write is cut back off the file and its seqs are not consumed: StoreFull when the
+  cause is space (ENOSPC, EDQUOT, EFBIG), StoreIOError otherwise (EIO, ...); if it cannot be cut
+  off, or acknowledged buffered records went with it, the recorder is read-only for good.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import zlib
 from typing import NamedTuple, Protocol
 
 from ..clock import CLOCK
-from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
+from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreIOError, storage_error
 from ..events import Durability
 from .codec import frame
 
@@ -63,6 +67,7 @@ class Recorder:
         self._writes = 0
         self._failure: BaseException | None = None
         self._closed = False
+        self._acknowledged = size > 0  # some append() returned (or the file held records)
 
     @property
     def size(self) -> int:
@@ -110,6 +115,7 @@ class Recorder:
             end = self._written
         if level is Durability.DURABLE:
             self._wait_synced(end)
+        self._acknowledged = True
         if count == 1:
             return [Ack(first, level)]
         return [Ack(first + i, level) for i in range(count)]
@@ -168,13 +174,18 @@ class Recorder:
         try:
             self.sink.write(data)
         except OSError as exc:
-            self.sink.truncate(self._written)
+            try:
+                self.sink.truncate(self._written)
+            except OSError as cut:
+                self._failure = cut
+                raise DurabilityLost(f"write failed ({exc}) and its partial bytes could not be cut "
+                                     f"off ({cut}); session is read-only") from exc
             if acked:
                 self._failure = exc
                 raise DurabilityLost(f"write failed, {acked} acknowledged buffered record(s) "
                                      f"lost; session is read-only: {exc}") from exc
             self.next_seq -= count
-            raise StoreFull(f"write failed, {count} record(s) not written: {exc}") from exc
+            raise storage_error(exc, f"write failed, {count} record(s) not written (cut off)") from exc
         self._written += len(data)
         self._crc = zlib.crc32(data, self._crc)
         self._writes += 1
@@ -210,6 +221,8 @@ class Recorder:
                     self._sync_cond.notify_all()
                 if error is not None:
                     self._failure = error
+                    if not self._acknowledged:  # nothing of this file was ever acknowledged
+                        raise StoreIOError(f"fsync of a new rollout failed: {error}") from error
                     raise DurabilityLost(f"fsync failed, session is read-only: {error}") from error
                 self._synced = max(self._synced, target)
 

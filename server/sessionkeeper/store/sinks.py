@@ -1,4 +1,8 @@
-"""Where a recorder's bytes go: an O_APPEND file, or memory (for the contract suite)."""
+"""Where a recorder's bytes go: an O_APPEND file, or memory (for the contract suite).
+
+A sink raises OSError (or a typed StoreIOError) on failure; the Recorder decides what a failure
+means (cut off and given back, or read-only for good).
+"""
 
 from __future__ import annotations
 
@@ -17,9 +21,13 @@ class FileSink:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fd = os.open(path, _CREATE, 0o600)
-        os.fchmod(self.fd, 0o600)
-        self._ino = os.fstat(self.fd).st_ino
-        fsync_dir(path.parent)
+        try:
+            os.fchmod(self.fd, 0o600)
+            self._ino = os.fstat(self.fd).st_ino
+            fsync_dir(path.parent)  # StoreIOError when it fails: the entry may not survive
+        except BaseException:
+            os.close(self.fd)  # never leak the descriptor of a file that did not start
+            raise
 
     def write(self, data: bytes) -> None:
         """Write all of `data`, finishing short writes (EINTR is retried by Python)."""

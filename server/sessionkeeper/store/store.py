@@ -14,8 +14,9 @@ import time
 import zlib
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from filelock import BaseFileLock
@@ -29,6 +30,7 @@ from ..errors import (
     SessionReadOnly,
     StoreDamaged,
     UnknownThread,
+    storage_error,
 )
 from ..events import Durability, Record
 from .index import Index, IndexBackend, ListQuery, SessionRow, ThreadRow, thread_order
@@ -42,6 +44,9 @@ from .quarantine import quarantine_tail
 from .reader import Rollout, Status, parse_rollout, read_bytes, read_latest, read_rollout
 from .recorder import Ack, Recorder
 from .sinks import AppendSink, FileSink
+
+if TYPE_CHECKING:
+    from .blobs import BlobStore
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -118,6 +123,13 @@ class Store:
         self._index: Index | None = None
 
     # ---- index, self-repairing -------------------------------------------------------------
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        """The store's content-addressed blobs (`<store>/blobs/`)."""
+        from .blobs import BlobStore
+
+        return BlobStore(self.layout.root)
 
     def index(self, progress: Progress | None = None) -> Index:
         """The open index; a missing or unusable one is rebuilt from the rollouts first."""
@@ -222,14 +234,20 @@ class Store:
         """
         session = ids.session_id(meta["session_id"])
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
+        sink: FileSink | None = None
         try:
             path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
             marker = self._mark_pending(session, path)  # before the file: a crash leaves a trace
             ensure_private_dir(path.parent, within=self.layout.root)
             fsync_dir(path.parent.parent)
-            recorder = Recorder(FileSink(path), next_seq=first_seq, durability=durability)
+            sink = FileSink(path)
+            recorder = Recorder(sink, next_seq=first_seq, durability=durability)
             acks = recorder.append([body], Durability.DURABLE)
         except BaseException:
+            if sink is not None:  # a start that failed leaves no empty rollout behind
+                sink.close()
+                path.unlink(missing_ok=True)
+                marker.unlink(missing_ok=True)
             lock.release()
             raise
         meta = {**meta, "seq": acks[0].seq, "ts": utc_now_iso()}
@@ -241,9 +259,13 @@ class Store:
     def _mark_pending(self, session: str, path: Path) -> Path:
         """A marker naming a new session's rollout, until the index holds its row."""
         marker = self.layout.pending / session
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        except OSError as exc:
+            marker.unlink(missing_ok=True)
+            raise storage_error(exc, f"cannot start session {session}") from exc
         return marker
 
     def catch_up(self) -> list[SessionRow]:
@@ -338,13 +360,43 @@ class Store:
         return self._query(lambda index: index.thread(thread))
 
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
-        """Session rows of a thread, oldest first; UnknownThread if there are none."""
+        """Session rows of a thread, oldest first; UnknownThread if there are none.
+
+        Only the thread's chain: its first session, then each session resuming one before it at
+        the next seq. A rollout merely claiming the thread's id is not one of them (`foreign`).
+        """
+        return self._chain(thread_id)[0]
+
+    def foreign_sessions(self, thread_id: str) -> list[SessionRow]:
+        """Rollouts that claim a thread's id without continuing it (crafted or copied in)."""
+        return self._chain(thread_id)[1]
+
+    def _chain(self, thread_id: str) -> tuple[list[SessionRow], list[SessionRow]]:
         thread = ids.thread_id(thread_id)
         rows = [row for row in map(self._followed, self._query(lambda i: i.sessions(thread))) if row]
         rows += [r for r in self._reconcile() if r.thread_id == thread]
         if not rows:
             raise UnknownThread(f"no thread {thread} in {self.layout.root}")
-        return sorted(rows, key=thread_order)
+        members: dict[str, SessionRow] = {}
+        foreign = []
+        for row in sorted(rows, key=thread_order):
+            if self._continues(row, members):
+                members[row.session_id] = row
+            else:
+                foreign.append(row)
+        return list(members.values()), foreign
+
+    def _continues(self, row: SessionRow, members: dict[str, SessionRow]) -> bool:
+        """The first session of a thread, or one resuming a member at the seq after its last."""
+        if not members:
+            return row.resumed_from is None
+        previous = members.get(row.resumed_from or "")
+        if previous is None:
+            return False
+        if row.first_seq == previous.last_seq + 1:
+            return True
+        fresh = self.probe(str(self.layout.resolve(previous.path)), previous.archived)
+        return isinstance(fresh, SessionRow) and row.first_seq == fresh.last_seq + 1
 
     def _followed(self, row: SessionRow) -> SessionRow | None:
         """A row whose file is gone: found again if another process (un)archived it, else None."""

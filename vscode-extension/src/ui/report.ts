@@ -22,7 +22,7 @@ export interface SubsystemLine {
 /** Every subsystem of a report, generically: name, headline, and why it is stale when it is. */
 export function subsystemLines(report: Report): SubsystemLine[] {
   const stale = new Map<string, string[]>();
-  for (const i of report.invalidated ?? []) stale.set(i.subsystem, [...(stale.get(i.subsystem) ?? []), i.reason]);
+  for (const i of report.invalidated ?? []) stale.set(i.subsystem, [...(stale.get(i.subsystem) ?? []), i.reason.replace(/^stale:\s*/i, '')]);
   const lines: SubsystemLine[] = Object.entries(report.subsystems ?? {}).map(([name, s]) => {
     const why = stale.get(name);
     return { name, headline: s.headline, ...(why ? { stale: why.join('; ') } : {}) };

@@ -61,7 +61,7 @@ const PREVIEW: RewindResult = { rewind_seq: null, undo_available: false, steps: 
 ] };
 
 test('the rewind preview says per file what happens', () => {
-  assert.deepEqual(renderRewindPreview(PREVIEW), { changes: 1, lines: ['• src/pay.py: restore — to the version of event 12 (agent)', '• notes.md: refused — changed by the user since'] });
+  assert.deepEqual(renderRewindPreview(PREVIEW), { changes: 1, refused: 1, lines: ['• src/pay.py: restore — to the version of event 12 (agent)', '• notes.md: refused — changed by the user since'] });
 });
 
 test('rewind previews first, runs only when confirmed, and offers Undo', async () => {
@@ -82,4 +82,22 @@ test('a cancelled preview writes nothing', async () => {
   const { d, calls } = deps({ 'session/rewind': () => PREVIEW }, [undefined]);
   assert.equal(await rewindFlow(d, { thread_id: T, to_seq: 12 }, 'the files'), undefined);
   assert.equal(calls.length, 1);
+});
+
+test('files changed by someone else are only rewound when asked explicitly, with force', async () => {
+  const refusedOnly: RewindResult = { ...PREVIEW, steps: [PREVIEW.steps[1]!] };
+  const { d, calls, seen } = deps({ 'session/rewind': (p) => (p.dry_run ? refusedOnly : { steps: [{ ...PREVIEW.steps[1]!, outcome: 'written' }], rewind_seq: 3, undo_available: true }) },
+    ['Rewind Anyway (1 Changed File Too)']);
+  await rewindFlow(d, { thread_id: T, to_seq: 12 }, 'the files');
+  assert.match(seen[0] ?? '', /“Rewind Anyway \(1 Changed File Too\)” rewinds it too and keeps that content, so Undo brings it back/);
+  assert.match(seen[0] ?? '', /\| Rewind Anyway \(1 Changed File Too\)$/);
+  assert.deepEqual(calls[1]?.params, { thread_id: T, to_seq: 12, dry_run: false, force: true });
+});
+
+test('nothing to rewind says so and writes nothing', async () => {
+  const same: RewindResult = { ...PREVIEW, steps: [{ ...PREVIEW.steps[0]!, action: 'unchanged', reason: 'already holds it' }] };
+  const { d, calls, seen } = deps({ 'session/rewind': () => same });
+  await rewindFlow(d, { thread_id: T, to_seq: 12 }, 'src/pay.py');
+  assert.equal(calls.length, 1);
+  assert.match(seen[0] ?? '', /^modal Nothing to rewind/);
 });

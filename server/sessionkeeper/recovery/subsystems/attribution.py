@@ -28,7 +28,9 @@ class Attribution(Subsystem):
         self.files: dict[str, dict[str, Any]] = {}
 
     def apply(self, record: Record) -> None:
-        """Count one change of a file by its author."""
+        """Count one change of a file by its author (a `seen` record changes nothing)."""
+        if record.get("change") == "seen":
+            return
         author = record.get("author", "agent")
         row = self.files.setdefault(norm_path(record["path"]), {**dict.fromkeys(AUTHORS, 0)})
         row[author] = row.get(author, 0) + 1

@@ -1,0 +1,210 @@
+"""The Keeper's content actions: diffs, blobs of a thread, rewind (and undo), trailers, gc.
+
+A rewind runs under the thread's writer lock — the live session of this Keeper, or the thread's
+newest session attached for the purpose — and that session's record lock; what it records and in
+which order is `rewinding`'s. Reads (diff, blob, dry runs) replay the thread and take no lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import ids, rewinding
+from .errors import InvalidEvent, UnknownVersion
+from .events import blob_refs
+from .rewinding import RewindReport, history_of
+
+if TYPE_CHECKING:
+    from .recovery.diff import FileDiff
+    from .recovery.replay import Replayed
+    from .recovery.state import SessionState
+    from .session import Session
+    from .store.blobs import BlobStore, GcReport
+    from .store.store import Store
+
+__all__ = ["ContentActions", "RewindReport"]
+
+
+class ContentActions:
+    """Mixin of `Keeper`: the content store's actions on a thread (needs store, live, replay, attach)."""
+
+    live: dict[str, Session]
+    blob_cap_bytes: int | None
+    allow_secret_files: bool
+
+    @property
+    def store(self) -> Store:  # provided by Keeper
+        raise NotImplementedError
+
+    def replay(self, thread_id: str, *, full: bool = False) -> Replayed:  # provided by Keeper
+        raise NotImplementedError
+
+    def attach(self, session_id: str) -> Session:  # provided by Keeper
+        raise NotImplementedError
+
+    def rows(self, *, workspace: str | None = None, include_archived: bool = False,
+             cursor: tuple[str, str] | None = None, limit: int = 50) -> list[Any]:  # by Keeper
+        raise NotImplementedError
+
+    @property
+    def blobs(self) -> BlobStore:
+        """The store's blobs."""
+        return self.store.blobs
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def diff(self, thread_id: str, *, from_seq: int | None = None, to_seq: int | None = None,
+             path: str | None = None, squash: bool = False) -> list[FileDiff]:
+        """Unified diffs of a thread's file versions after `from_seq` up to `to_seq`, with authors."""
+        from .recovery.diff import diff_history
+
+        history = history_of(self.replay(ids.thread_id(thread_id)).state)
+        return diff_history(history.files, blobs=self.blobs, from_seq=from_seq, to_seq=to_seq,
+                            path=path, squash=squash)
+
+    def blob(self, thread_id: str, key: str) -> bytes:
+        """The content of a file version the thread's history names (BlobMissing / BlobCorrupt)."""
+        from .errors import BlobMissing
+        from .store.blobs import check_key
+
+        history = history_of(self.replay(ids.thread_id(thread_id)).state)
+        if check_key(key) not in history.hashes():
+            raise UnknownVersion(f"thread {thread_id} names no file version {key[:16]}…")
+        reason = history.not_kept(key)
+        if reason is not None:
+            raise BlobMissing(key, f"its content was never kept ({reason})")
+        return self.blobs.get(key)
+
+    # ---- rewind ---------------------------------------------------------------------------------
+
+    def rewind(self, thread_id: str, *, to_seq: int | None = None,
+               paths: Sequence[str] | None = None, dry_run: bool = False, force: bool = False,
+               undo: bool = False) -> RewindReport:
+        """Restore a thread's files to their versions at `to_seq` (or undo the latest rewind)."""
+        thread = ids.thread_id(thread_id)
+        if undo == (to_seq is not None):
+            raise InvalidEvent("rewind: give either to_seq or undo")
+        if to_seq is not None and to_seq < 0:
+            raise InvalidEvent(f"to_seq: {to_seq} is negative")
+        if dry_run:
+            replayed = self.replay(thread)
+            return self._rewind(None, replayed.state, workspace=str(replayed.meta["cwd"]),
+                                to_seq=to_seq, paths=paths, force=force, undo=undo)
+        with self._writable(thread) as session, session.exclusive():
+            finished = rewinding.finish_interrupted(session, blobs=self.blobs,
+                                                    allow_secret_files=self.allow_secret_files)
+            report = self._rewind(session, session.state, workspace=session.workspace,
+                                  to_seq=to_seq, paths=paths, force=force, undo=undo)
+        return dataclasses.replace(report, finished=finished)
+
+    @contextlib.contextmanager
+    def _writable(self, thread: str) -> Iterator[Session]:
+        """The thread's live session here, else its newest session attached (the writer lock)."""
+        session = self.live.get(thread)
+        if session is not None:
+            yield session
+            return
+        rows = self.store.thread_sessions(thread)
+        session = self.attach(rows[-1].session_id)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def _rewind(self, session: Session | None, state: SessionState, *, workspace: str,
+                to_seq: int | None, paths: Sequence[str] | None, force: bool,
+                undo: bool) -> RewindReport:
+        """Plan from `state`; carry the plan out when a writable session is given (else: dry run)."""
+        undo_of = guard_after = None
+        if undo:
+            to_seq, paths, undo_of, guard_after = rewinding.undo_target(state)
+        assert to_seq is not None
+        planned = rewinding.plan(state, workspace=workspace, to_seq=to_seq, paths=paths,
+                                 force=force, blobs=self.blobs,
+                                 allow_secret_files=self.allow_secret_files,
+                                 guard_after=guard_after)
+        if session is None:
+            return RewindReport(planned, None, None, undo_of, None,
+                                rewinding.undo_available(state))
+        begin, result = rewinding.carry_out(session, planned, blobs=self.blobs, undo_of=undo_of,
+                                            paths=paths)
+        return RewindReport(planned, result, begin, undo_of, None, rewinding.undo_available(state))
+
+    # ---- trailers ------------------------------------------------------------------------------
+
+    def trailers(self, thread_id: str, *, coauthor: str | None = None) -> tuple[str, str]:
+        """The commit trailers of a thread: `Co-authored-by:` (its agent) and `Agent-Session:`."""
+        from .recovery.trailers import commit_trailers
+
+        thread = ids.thread_id(thread_id)
+        replayed = self.replay(thread)
+        return commit_trailers(coauthor=_coauthor(coauthor, replayed.agent), thread_id=thread)
+
+    def trail_commit(self, message_file: str, *, workspace: str, thread_id: str | None = None,
+                     coauthor: str | None = None) -> tuple[str, ...]:
+        """Add the trailers to a commit message if the staged change holds the thread's agent lines.
+
+        The thread defaults to the latest one of `workspace`; returns the agent-authored paths.
+        """
+        from .recovery import trailers
+
+        if thread_id is None:
+            rows = self.rows(workspace=workspace, limit=1)
+            if not rows:
+                return ()
+            thread_id = rows[0].thread_id
+        replayed = self.replay(ids.thread_id(thread_id))
+        return trailers.trail_commit(message_file, workspace=workspace,
+                                     history=history_of(replayed.state).files, read=self.blobs.get,
+                                     coauthor=_coauthor(coauthor, replayed.agent),
+                                     thread_id=thread_id)
+
+    # ---- retention ------------------------------------------------------------------------------
+
+    def blob_references(self) -> tuple[set[str], set[str]]:
+        """(every blob a rollout names as stored, archived ones included; what live threads need)."""
+        from .recovery.replay import replay
+        from .store.reader import read_rollout
+
+        referenced: set[str] = set()
+        live: dict[str, list[Any]] = {}
+        for path, archived in self.store.layout.scan_rollouts():
+            rollout = read_rollout(Path(path))
+            for record in rollout.records:
+                referenced.update(blob_refs(record))
+            if not archived and rollout.meta is not None:
+                live.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
+        protect: set[str] = set()
+        for rollouts in live.values():
+            rollouts.sort(key=lambda r: int(r.meta["seq"]) if r.meta else 0)
+            protect |= history_of(replay(rollouts).state).needed()
+        return referenced, protect
+
+    def gc(self, *, cap_bytes: int | None = None, dry_run: bool = False,
+           min_age_s: float = 3600.0) -> GcReport:
+        """Remove blobs no rollout names; over the cap, the least recently used unprotected ones."""
+        for session in list(self.live.values()):
+            if session.writer.recorder.read_only_reason is None:
+                session.flush()  # buffered records name blobs too
+        referenced, protect = self.blob_references()
+        cap = cap_bytes if cap_bytes is not None else self.blob_cap_bytes
+        return self.blobs.gc(referenced, cap_bytes=cap, protect=protect, min_age_s=min_age_s,
+                             dry_run=dry_run)
+
+
+def _coauthor(given: str | None, agent: str) -> Any:
+    """The identity to credit: given as `Name <email>`, else $SESSIONKEEPER_COAUTHOR, else the agent's."""
+    from .recovery.trailers import KNOWN_AGENTS, Coauthor
+
+    text = given or os.environ.get("SESSIONKEEPER_COAUTHOR")
+    if text:
+        name, _, rest = text.partition("<")
+        if not rest.endswith(">") or not name.strip():
+            raise InvalidEvent(f"coauthor: expected 'Name <email>', not {text!r}")
+        return Coauthor(name.strip(), rest[:-1].strip())
+    return KNOWN_AGENTS.get(agent) or Coauthor("AI agent", "agent@sessionkeeper.invalid")

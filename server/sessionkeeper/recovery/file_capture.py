@@ -1,0 +1,225 @@
+"""What a `file_change` gets filled in at record time: its content kept as a blob, and what came before.
+
+Rules (a record's own fields always win):
+- without `after_hash` (and not `deleted`) the file is read now (`content.capture`): its content
+  becomes a blob — fsynced before the record is written, hence before it is acknowledged — and
+  `after_hash` its sha256; binary, oversized, secret-named and escaping files keep only the
+  hash, and `content` says why; a file that is gone makes the record a deletion;
+- the session's first change of a file also says what the file held before: what the session
+  saw (a `change: seen` record: the scan at start or resume, or the writer's), else — for a
+  record read now — its content at the baseline commit (git); absent there, not seen at start
+  and not git-ignored, it was created by the session (`change: create`);
+- a record that carries its hashes costs no blob work and no git call (only what was seen is
+  copied from the history);
+- `content: stored` from a writer is believed only when the blob is there; `rewind` versions
+  come from Session Keeper's own rewind only; a workspace that is not a directory here is never
+  read (its files would all look deleted).
+
+`scan` lists the files that differ from the baseline commit (modified and untracked, not ignored)
+so their content before the session is kept: at start, and at resume for files the thread has
+not seen as they are now.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidEvent, SessionKeeperError
+from ..events import Record
+from ..store.blobs import BlobStore
+from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
+from .subsystems.file_history import FileHistory
+
+if TYPE_CHECKING:
+    from ..session import Session, SessionPolicy
+
+log = logging.getLogger("sessionkeeper.capture")
+
+SCAN_MAX_FILES = 5000
+"""At most this many files are seen by one scan (a warning names the rest)."""
+SCAN_MAX_STORED = 200
+"""Of those, at most this many are kept as blobs; the rest are seen by hash only."""
+_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Where:
+    """The workspace a session records in, and its baseline commit (None outside git)."""
+
+    workspace: str
+    commit: str | None
+
+    @classmethod
+    def of(cls, session: Session) -> Where:
+        """Where a session runs (its real workspace: the recorded cwd may be redacted)."""
+        baseline = session.writer.meta.get("baseline") or {}
+        return cls(workspace=session.workspace, commit=baseline.get("head"))
+
+
+def complete(event: Record, session: Session, *, content: bytes | None = None,
+             own: bool = False) -> Record:
+    """The file_change `event` (path already workspace-relative) with content and before filled in."""
+    if not own and (event.get("author") == "rewind" or "rewind_seq" in event):
+        raise InvalidEvent("author: 'rewind' versions are written by Session Keeper itself")
+    where = Where.of(session)
+    history = session.state.get(FileHistory)
+    blobs, policy = session.writer.store.blobs, session.policy
+    out = dict(event)
+    _check_claims(out, blobs)
+    path = out["path"]
+    read_now = "after_hash" not in out and not out.get("deleted")
+    if read_now and content is None and not os.path.isdir(where.workspace):  # never a deletion
+        raise InvalidEvent(f"path: the workspace {where.workspace} is not a directory here; "
+                           "give after_hash (or deleted) to record this change")
+    previous = history.last(path)
+    if read_now:
+        out.update(_after(path, where=where, previous=previous, blobs=blobs, policy=policy,
+                          content=content))
+    seen = out.get("change") == "seen"
+    if previous is None and not seen and "before_hash" not in out \
+            and out.get("content") != "outside_workspace":  # its past is not ours to know
+        out.update(_before(path, out, where=where, history=history, blobs=blobs, policy=policy,
+                           read_now=read_now))
+    if "change" not in out and not seen:
+        if out.get("deleted"):
+            out["change"] = "delete"
+        elif previous is not None:
+            out["change"] = "create" if previous.get("hash") is None else "modify"
+        elif out.get("before_hash"):
+            out["change"] = "modify"
+    return out
+
+
+def _check_claims(event: Record, blobs: BlobStore) -> None:
+    for digest, claim in (("after_hash", "content"), ("before_hash", "before_content")):
+        if event.get(claim) == "stored" and (not isinstance(event.get(digest), str)
+                                             or event[digest] not in blobs):
+            raise InvalidEvent(f"{claim}: 'stored', but no blob holds {digest} "
+                               f"{str(event.get(digest))[:16]!r}")
+
+
+def _after(path: str, *, where: Where, previous: dict[str, Any] | None, blobs: BlobStore,
+           policy: SessionPolicy, content: bytes | None) -> Record:
+    """The fields a record read now gets: after_hash and content, or deleted."""
+    base = previous.get("hash") if previous and not previous.get("content") else None
+    try:
+        got = _read(path, where=where, base=base, blobs=blobs, policy=policy, content=content)
+    except SessionKeeperError:  # StoreFull is an OSError too: it stays what it is
+        raise
+    except OSError as exc:
+        raise InvalidEvent(f"path: cannot read {path}: {exc.strerror or exc}") from None
+    return _fields(got, "after_hash", "content") if not isinstance(got, Missing) else {"deleted": True}
+
+
+def _read(path: str, *, where: Where, base: str | None, blobs: BlobStore, policy: SessionPolicy,
+          content: bytes | None) -> Stored | HashOnly | Missing:
+    """The content given, else the file as it is now, classified and (if it may be) stored."""
+    if content is not None:
+        return capture_content(path, content, blobs=blobs, base=base,
+                               limit_bytes=policy.content_limit_bytes,
+                               allow_secret_files=policy.allow_secret_files)
+    return capture(where.workspace, path, blobs=blobs, base=base,
+                   limit_bytes=policy.content_limit_bytes,
+                   allow_secret_files=policy.allow_secret_files)
+
+
+def _fields(got: Stored | HashOnly, digest: str, claim: str) -> Record:
+    if isinstance(got, Stored):
+        return {digest: got.hash, claim: "stored"}
+    return {**({digest: got.hash} if got.hash else {}), claim: got.reason}
+
+
+def _before(path: str, event: Record, *, where: Where, history: FileHistory, blobs: BlobStore,
+            policy: SessionPolicy, read_now: bool) -> Record:
+    """What the file held before the session's first change of it, as far as can be known."""
+    known = history.before(path)
+    if known is not None:
+        if known.get("hash") is None:
+            return {} if event.get("change") else {"change": "create"}
+        out: Record = {"before_hash": known["hash"]}
+        out["before_content"] = known.get("content") or "stored"
+        if out["before_content"] == "not_captured":
+            del out["before_content"]
+        return out
+    if not read_now or where.commit is None or event.get("change") == "create":
+        return {}
+    try:
+        got = capture_at_commit(where.workspace, path, commit=where.commit, blobs=blobs,
+                                limit_bytes=policy.content_limit_bytes,
+                                allow_secret_files=policy.allow_secret_files)
+    except InvalidEvent:
+        raise
+    except Exception as exc:  # noqa: BLE001 - git missing or the commit gone: before is unknown
+        log.warning("could not read %s at %s: %s", path, where.commit, exc)
+        return {}
+    if isinstance(got, Missing):
+        return {} if event.get("change") or _ignored(where.workspace, path) else {"change": "create"}
+    return _fields(got, "before_hash", "before_content")
+
+
+def _ignored(workspace: str, path: str) -> bool:
+    """True if git ignores `path` (then it may have existed unseen before the session)."""
+    done = _git(workspace, "check-ignore", "-q", "--no-index", "--", path)
+    return done is None or done.returncode != 1
+
+
+def _git(workspace: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(["git", *args], cwd=workspace, env={**os.environ, **_GIT_ENV},
+                              capture_output=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]:
+    """Workspace-relative paths git lists as modified, deleted or untracked (not ignored)."""
+    done = _git(workspace, "-c", "core.quotePath=false", "ls-files", "-z", "--modified",
+                "--others", "--exclude-standard")
+    if done is None or done.returncode != 0:
+        return
+    skip_real = os.path.realpath(skip) if skip else None
+    for raw in dict.fromkeys(done.stdout.split(b"\0")):
+        if not raw:
+            continue
+        rel = raw.decode("utf-8", "surrogateescape")
+        if skip_real and os.path.realpath(os.path.join(workspace, rel)).startswith(skip_real + os.sep):
+            continue
+        yield rel
+
+
+def scan(session: Session) -> list[Record]:
+    """`change: seen` records for the differing files whose current content the thread lacks."""
+    from .baseline import PathEscapesRoot, file_hash
+
+    where = Where.of(session)
+    history = session.state.get(FileHistory)
+    store_root = str(session.writer.store.layout.root)
+    if where.commit is None:
+        return []
+    events: list[Record] = []
+    for number, rel in enumerate(differing_files(where.workspace, skip=store_root)):
+        if number >= SCAN_MAX_FILES:
+            log.warning("%s: more than %d files differ from the baseline; the rest are not seen",
+                        where.workspace, SCAN_MAX_FILES)
+            break
+        if history.last(rel) is not None:
+            continue
+        try:
+            digest = file_hash(where.workspace, rel)
+        except (PathEscapesRoot, OSError):
+            continue
+        earlier = history.seen.get(rel)
+        if earlier is not None and earlier.get("hash") == digest:
+            continue
+        event: Record = {"type": "file_change", "path": rel, "change": "seen", "author": "external"}
+        if digest is None:
+            event["deleted"] = True
+        elif len(events) >= SCAN_MAX_STORED:
+            event["after_hash"] = digest
+        events.append(event)
+    return events

@@ -1,0 +1,116 @@
+"""Real ENOSPC: the store on a 2 MiB tmpfs, filled up while a session records through the API
+(reliability.md §4.3 F1; issue 12). Needs `mount -t tmpfs` (root here); under CI a refused mount
+fails the test, elsewhere it skips with the reason (tests/faults/conftest.py).
+
+Checked every time: the failed write is a `StoreFull` (exit 74) whose cause is ENOSPC, cut off to
+the last whole line (also when the write got part way: tmpfs takes what fits), its seq given
+back; the session stays usable and continues with the next seq once space is free; every
+acknowledged event is in the rollout re-read from disk; the thread resumes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from sessionkeeper.api import Keeper
+from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
+from sessionkeeper.events import Durability
+from sessionkeeper.session import Session
+
+from .conftest import Ledger
+
+
+def _fill(mount: Path, leave: int) -> Path:
+    """Take all but `leave` bytes of the file system with one filler file."""
+    info = os.statvfs(mount)
+    free = info.f_bavail * info.f_frsize
+    filler = mount / "filler"
+    with open(filler, "wb") as handle:
+        handle.write(b"\0" * max(0, free - leave))
+    return filler
+
+
+def _record_until_full(session: Session, ledger: Ledger, *, size: int,
+                       level: Durability = Durability.WRITTEN) -> StoreFull:
+    for n in range(10_000):
+        tag = f"m{n}"
+        try:
+            ack = session.record({"type": "message", "role": "user", "text": f"{tag} " + "x" * size},
+                                 durability=level)
+        except StoreFull as exc:
+            ledger.refused.append(tag)
+            return exc
+        ledger.acked[ack.seq] = tag
+    raise AssertionError("the store never filled up")
+
+
+def test_enospc_is_store_full_cut_off_and_recording_continues_once_space_is_free(small_tmpfs: Path,
+                                                                                 repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store, filled to 48 KiB free; 3 KiB messages."""
+    store = small_tmpfs / "store"
+    keeper = Keeper(store)
+    session = keeper.start(repo, title="enospc")
+    ledger = Ledger("ENOSPC on tmpfs (written)")
+    filler = _fill(small_tmpfs, leave=48 * 1024)
+    error = _record_until_full(session, ledger, size=3000)
+    assert isinstance(error.__cause__, OSError) and error.__cause__.errno == errno.ENOSPC
+    assert error.exit_code == 74 and error.name == "store_full"
+    assert session.writer.recorder.read_only_reason is None  # full is not broken
+    size = os.path.getsize(session.path)
+    assert size == session.writer.recorder.size, "a partial record was left on disk"
+    for n in range(3):  # still full: each attempt fails the same way and leaves nothing
+        with pytest.raises(StoreFull):
+            session.record({"type": "message", "role": "user", "text": f"again{n} " + "x" * 3000})
+        ledger.refused.append(f"again{n}")
+    assert os.path.getsize(session.path) == size
+    filler.unlink()
+    ack = session.record({"type": "message", "role": "user", "text": "freed " + "x" * 3000})
+    assert ack.seq == max(ledger.acked) + 1, "the failed records' seqs were not given back"
+    ledger.acked[ack.seq] = "freed"
+    session.close()
+    ledger.check(Path(session.path))
+    report, resumed = Keeper(store).resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "ok" and resumed is not None
+    resumed.close()
+
+
+def test_enospc_on_durable_records_acknowledges_nothing_that_failed(small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store, filled to 40 KiB free; durable 2 KiB messages."""
+    store = small_tmpfs / "store"
+    session = Keeper(store).start(repo, title="enospc durable")
+    ledger = Ledger("ENOSPC on tmpfs (durable)")
+    filler = _fill(small_tmpfs, leave=40 * 1024)
+    _record_until_full(session, ledger, size=2000, level=Durability.DURABLE)
+    filler.unlink()
+    session.close()
+    ledger.check(Path(session.path))
+
+
+def test_enospc_when_buffered_records_are_flushed_makes_the_session_read_only(small_tmpfs: Path,
+                                                                              repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store; `none` records buffered, then the disk is full."""
+    store = small_tmpfs / "store"
+    session = Keeper(store, durability="none").start(repo, title="enospc none")
+    for n in range(3):
+        session.record({"type": "message", "role": "user", "text": f"buffered{n}"})
+    _fill(small_tmpfs, leave=0)
+    with pytest.raises(DurabilityLost, match="acknowledged buffered"):
+        session.record({"type": "message", "role": "user", "text": "x" * 200_000},
+                       durability=Durability.WRITTEN)
+    with pytest.raises(SessionReadOnly):
+        session.record({"type": "message", "role": "user", "text": "later"})
+    session.close()
+
+
+def test_starting_a_thread_on_a_full_store_is_store_full(small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs with the store created, then filled to the last byte."""
+    store = small_tmpfs / "store"
+    Keeper(store).start(repo, title="first").close()
+    _fill(small_tmpfs, leave=0)
+    with pytest.raises(StoreFull) as caught:
+        Keeper(store).start(repo, title="second")
+    assert caught.value.exit_code == 74

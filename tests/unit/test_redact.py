@@ -1,0 +1,104 @@
+"""Redaction of every credential shape, in text and in encoded event bodies; innocent text kept.
+
+Fixtures: tests/faults/canaries.py (CANARIES: one made-up secret per shape, in a text that
+carries it; INNOCENT: texts with nothing secret that must come out unchanged).
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from sessionkeeper.redact import (
+    SHAPES,
+    _apply,
+    _plan,
+    placeholder,
+    redact_json,
+    redact_text,
+    redact_value,
+)
+
+from ..faults.canaries import CANARIES, INNOCENT
+
+
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_every_known_shape_is_redacted_from_text(kind: str, secret: str, text: str) -> None:
+    """Fixture: CANARIES (one per shape)."""
+    done = redact_text(text)
+    assert secret not in done and "[REDACTED:" in done, done
+
+
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_every_known_shape_is_redacted_from_an_encoded_body(kind: str, secret: str,
+                                                             text: str) -> None:
+    """Fixture: CANARIES, each inside a message body and an operation's args (the record path)."""
+    for body in ({"type": "message", "role": "user", "text": text},
+                 {"type": "operation", "operation_id": "op-1", "tool": "shell",
+                  "status": "started", "args": {"cmd": text, "argv": ["sh", "-c", text]}}):
+        out = redact_json(orjson.dumps(body))
+        assert secret.encode() not in out and orjson.dumps(secret)[1:-1] not in out, out[:200]
+        assert b"[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text", INNOCENT)
+def test_text_with_nothing_secret_is_kept_exactly(text: str) -> None:
+    """Fixture: INNOCENT."""
+    assert redact_text(text) == text
+    body = orjson.dumps({"type": "message", "role": "user", "text": text})
+    assert redact_json(body) == body
+
+
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_redaction_is_idempotent(kind: str, secret: str, text: str) -> None:
+    """Fixture: CANARIES; redacting twice changes nothing more (placeholders are never redacted)."""
+    once = redact_text(text)
+    assert redact_text(once) == once
+    assert redact_value({"t": once}) == {"t": once}
+
+
+def test_values_under_secret_named_keys_are_redacted_whatever_they_are() -> None:
+    """Fixture: tool args with DB_PASSWORD (text), pin (int), Cookie header, nested credentials."""
+    args = {"env": {"DB_PASSWORD": "plain", "PATH": "/usr/bin"}, "pin_password": 1234,
+            "headers": {"Cookie": "sid=abc", "Accept": "json"},
+            "credentials": {"user": "bob", "key": ["a", "b"]}, "empty_token": "", "ok": True}
+    out = orjson.loads(redact_json(orjson.dumps({"type": "operation", "args": args})))["args"]
+    assert out["env"] == {"DB_PASSWORD": placeholder("db_password", "plain"), "PATH": "/usr/bin"}
+    assert out["pin_password"] == placeholder("pin_password", "1234")
+    assert out["headers"] == {"Cookie": placeholder("cookie", "sid=abc"), "Accept": "json"}
+    assert out["credentials"] == {"user": placeholder("credentials", "bob"),
+                                  "key": [placeholder("credentials", "a"),
+                                          placeholder("credentials", "b")]}
+    assert out["empty_token"] == "" and out["ok"] is True
+
+
+def test_equal_secrets_get_equal_placeholders_and_different_ones_differ() -> None:
+    """Fixture: two texts with the same GitHub token and one with another."""
+    token, other = CANARIES[3][1], "ghp_" + "Z" * 36
+    first, second = redact_text(f"a {token}"), redact_text(f"b {token}")
+    assert first[2:] == second[2:] and redact_text(f"a {other}") != first
+
+
+def test_a_secret_used_as_a_key_is_redacted_too() -> None:
+    """Fixture: a result dict keyed by a token."""
+    token = CANARIES[3][1]
+    out = redact_json(orjson.dumps({"type": "operation", "result": {token: 1}}))
+    assert token.encode() not in out
+
+
+def test_every_shape_has_lower_case_literals() -> None:
+    """Fixture: SHAPES; the prefilter looks for lower-case literals in the lower-cased body."""
+    assert all(s.literals for s in SHAPES)
+    assert all(lit == lit.lower() for s in SHAPES for lit in s.literals)
+
+
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_the_prefilter_keeps_every_shape_that_would_redact_something(kind: str, secret: str,
+                                                                      text: str) -> None:
+    """Fixture: CANARIES inside a message body; each shape is run on its own, without the
+    prefilter: every one that changes the text must be in the body's plan (literal + confirm)."""
+    body = orjson.dumps({"type": "message", "role": "user", "text": f"x\n\t{text}\n\u00e9"})
+    plan = _plan(body)
+    for shape in SHAPES:
+        if _apply(shape, orjson.loads(body)["text"]) != orjson.loads(body)["text"]:
+            assert shape in plan.shapes, shape.kind
