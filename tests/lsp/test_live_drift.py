@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ async def start_touching_payment(spawn: Any, workspace: Path) -> tuple[Client, d
 
 
 async def test_branch_switch_turns_the_current_session_to_drift_and_is_recorded_as_a_checkout(
-        spawn, branched: Path) -> None:
+        spawn: Callable[..., Any], branched: Path) -> None:
     """Fixtures: `spawn` (server subprocess, real watcher), `branched` (fix/payment ahead of main)."""
     client, started = await start_touching_payment(spawn, branched)
     thread = started["thread_id"]
@@ -93,7 +94,7 @@ async def test_branch_switch_turns_the_current_session_to_drift_and_is_recorded_
 
 
 async def test_a_commit_is_a_new_head_and_a_user_edit_makes_the_tests_stale(
-        spawn, branched: Path) -> None:
+        spawn: Callable[..., Any], branched: Path) -> None:
     """Fixtures: `spawn`, `branched`."""
     client, started = await start_touching_payment(spawn, branched)
 

@@ -55,8 +55,9 @@ DID_CHANGE = "session/didChange"
 DID_CHANGE_THREADS = "session/didChangeThreads"
 ENV_DURABILITY = "SESSIONKEEPER_DURABILITY"
 ENV_REDACTION = "SESSIONKEEPER_REDACTION"
-DRIFT_ACTIONS: dict[str, Decision] = {"Continue": "continue", "Switch back": "switch_back",
-                                      "Fork": "fork", "Cancel": "cancel"}
+DRIFT_ACTIONS: dict[str, Decision] = {"Fork": "fork", "Switch back": "switch_back",
+                                      "Continue": "continue", "Cancel": "cancel"}
+"""The drift question's answers, in the order shown: nothing that continues comes first."""
 _UNSET: Any = object()
 T = TypeVar("T")
 
