@@ -93,18 +93,20 @@ class Keeper(ContentActions):
     def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
               permissions: Permissions | dict[str, Any] | None = None,
               model: str | None = None, agent: str | None = None,
-              thread_id: str | None = None) -> Session:
+              thread_id: str | None = None, baseline: bool = True) -> Session:
         """Start a new thread in `workspace`: capture its git baseline, record session_meta.
 
         `agent` names a framework recording through Session Keeper (listed as such); `thread_id`
-        gives the new thread a chosen id (a validated UUID no other thread has).
+        gives the new thread a chosen id (a validated UUID no other thread has); `baseline=False`
+        records none (a framework thread that names no workspace of its own).
         """
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
         if thread_id is not None and self._exists(thread):
             raise InvalidEvent(f"thread_id: {thread} is taken")
         meta = SessionMeta(
-            thread_id=thread, session_id=ids.new_id(), cwd=cwd, baseline=capture(cwd),
+            thread_id=thread, session_id=ids.new_id(), cwd=cwd,
+            baseline=capture(cwd) if baseline else None,
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
             source="startup", agent=agent,
         )
@@ -378,6 +380,18 @@ class Keeper(ContentActions):
     def unarchive(self, thread_id: str) -> int:
         """Move a thread's rollouts back to sessions/; returns files moved."""
         return self.store.set_archived(thread_id, False)
+
+    def delete(self, thread_id: str) -> int:
+        """Delete a thread for good (its rollouts and index rows); returns rollouts removed.
+
+        This Keeper's own open session of the thread is closed first; one open in another
+        process makes this raise ThreadBusy.
+        """
+        thread = ids.thread_id(thread_id)
+        live = self.live.get(thread)
+        if live is not None:
+            live.close()
+        return self.store.delete_thread(thread)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         """Compare the index with the rollouts; with `repair`, fix what can be fixed."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from typing import Any
 
 
 class SessionKeeperError(Exception):
@@ -76,6 +77,21 @@ class ThreadBusy(SessionKeeperError):
     exit_code = 75
     rpc_code = -32012
     name = "thread_busy"
+
+
+class ResumeRefused(SessionKeeperError):
+    """A framework adapter would continue a thread whose resume check found drift or a block.
+
+    `report` is the resume report (its differences say why); nothing was continued.
+    """
+
+    exit_code = 10
+    rpc_code = -32019
+    name = "resume_refused"
+
+    def __init__(self, message: str, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class StoreDamaged(SessionKeeperError):
@@ -172,3 +188,9 @@ class BlobCorrupt(BlobUnavailable):
 
     rpc_code = -32017
     name = "blob_corrupt"
+
+
+class AgentLogUnreadable(StoreDamaged):
+    """An agent's log file (Codex, Claude Code) vanished or cannot be opened; the others are read."""
+
+    name = "agent_log_unreadable"

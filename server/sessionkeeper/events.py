@@ -153,6 +153,18 @@ def _git_moved(r: Record) -> str:
     return text
 
 
+def _checkpoint(r: Record) -> str:
+    meta = r.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    where = f" in {r['ns']}" if r.get("ns") else ""
+    return f"checkpoint {r.get('checkpoint_id')} step {meta.get('step')}{where}"
+
+
+def _transcript(r: Record) -> str:
+    where = f" of {r['subpath']}" if r.get("subpath") else ""
+    return f"{len(r.get('entries') or [])} transcript entries{where}"
+
+
 @dataclass(frozen=True)
 class TypeRule:
     """How Session Keeper treats one record type."""
@@ -182,6 +194,12 @@ RULES: Mapping[str, TypeRule] = MappingProxyType({
     "baseline": TypeRule("client", lambda r: f"baseline {r.get('branch') or 'detached'} "
                                              f"@ {(r.get('head') or '-')[:10]}"),
     "git_moved": TypeRule("client", _git_moved),
+    "checkpoint": TypeRule("client", _checkpoint),
+    "checkpoint_writes": TypeRule("client", lambda r: f"{len(r.get('writes') or [])} pending "
+                                                      f"write(s) of task {r.get('task_id')}"),
+    "checkpoints_removed": TypeRule("client", lambda r: f"{len(r.get('removed') or [])} "
+                                                        f"checkpoint(s) removed ({r.get('reason')})"),
+    "transcript": TypeRule("client", _transcript),
 })
 RECORD_TYPES = frozenset(RULES)
 KEEPER_TYPES = frozenset(t for t, rule in RULES.items() if rule.writer == "keeper")

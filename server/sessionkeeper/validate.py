@@ -21,6 +21,9 @@ from .schema import (
     Event,
     FileChange,
     GitMoved,
+    GraphCheckpoint,
+    GraphRemoved,
+    GraphWrites,
     Lifecycle,
     Message,
     ModelChanged,
@@ -30,6 +33,7 @@ from .schema import (
     Snapshot,
     Title,
     Todo,
+    Transcript,
     Verifier,
 )
 
@@ -37,6 +41,7 @@ AnyEvent = Annotated[
     Union[  # noqa: UP007 - pydantic discriminated unions read best this way
         SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
         Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, GitMoved, Snapshot,
+        GraphCheckpoint, GraphWrites, GraphRemoved, Transcript,
     ],
     Field(discriminator="type"),
 ]

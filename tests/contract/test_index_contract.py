@@ -95,6 +95,15 @@ def test_replace_all_swaps_every_row(backend: IndexBackend) -> None:
     assert index.session_ids() == {"s2", "s3"} and index.thread(T1) is None
 
 
+def test_forget_removes_one_thread_and_its_sessions(backend: IndexBackend) -> None:
+    """Fixture: `backend` holding T1 (two sessions) and T2; T1 forgotten."""
+    index = backend.build([row("s1", T1), row("s2", T1, first_seq=4), row("s3", T2)])
+    index.forget(T1)
+    assert index.thread(T1) is None and index.sessions(T1) == []
+    assert index.session_ids() == {"s3"} and index.thread(T2) is not None
+    index.forget(T1)  # forgetting an unknown thread is a no-op
+
+
 def test_upsert_updates_in_place(backend: IndexBackend) -> None:
     """Fixture: `backend`; one row upserted twice with a growing size."""
     index = backend.build([])
@@ -116,3 +125,24 @@ def test_a_planted_symlink_in_place_of_state_db_is_refused(tmp_path: Path) -> No
     backend.build([row("s1", T1)])
     assert outside.read_bytes() == b"precious"
     assert not (tmp_path / "store" / "state.db").is_symlink()
+
+
+def test_a_read_only_index_answers_with_its_updates_and_never_changes_the_file(tmp_path: Path
+                                                                              ) -> None:
+    """Fixture: a SQLite index with two threads, opened read-only; one updated, one new."""
+    from sessionkeeper.store.index.sqlite import ReadOnlyBackend
+
+    path = tmp_path / "state.db"
+    SqliteBackend(path).build([row("s1", T1, title="one"), row("s2", T2, title="two")]).close()
+    before = path.read_bytes()
+    index = ReadOnlyBackend(path).open()
+    index.upsert([row("s1", T1, title="one, later", last="2026-01-05T00:00:00.000Z"),
+                  row("s3", T3, title="three", last="2026-01-04T00:00:00.000Z")])
+    assert [t.title for t in index.list_threads(ListQuery())] == ["one, later", "three", "two"]
+    assert [t.title for t in index.list_threads(ListQuery(limit=2))] == ["one, later", "three"]
+    assert index.session_ids() == {"s1", "s2", "s3"}
+    index.forget(T2)
+    assert index.thread(T2) is None and index.session("s2") is None
+    index.close()
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()

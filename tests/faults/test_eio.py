@@ -20,7 +20,7 @@ from sessionkeeper.api import Keeper
 from .conftest import Child, Ledger
 
 WRITE = "posix/io/rw/write"
-FSYNC = "posix/io/sync/fsync"
+FSYNC = "posix/io/sync/*"  # fsync and fdatasync (rollouts sync with fdatasync)
 EIO = 5
 
 

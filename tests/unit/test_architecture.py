@@ -1,8 +1,9 @@
 """The layering holds: no import cycle (function-level imports included), and no layer reaches up.
 
-Layers, top to bottom: surfaces (cli, lsp) → api, demo, render → session → recovery → store →
-the vocabulary (events, schema, validate, ids, errors, clock, constraints, redact). Agents' log
-readers (agents) sit beside recovery: they may use store and the vocabulary, never a surface.
+Layers, top to bottom: surfaces (cli, lsp) → framework adapters (integrations: they drive a Keeper
+as a framework's storage backend) → api, demo, render → session → recovery → store → the vocabulary
+(events, schema, validate, ids, errors, clock, constraints, redact). Agents' log readers (agents)
+sit beside recovery: they may use store and the vocabulary, never a surface.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import pytest
 LAYERS = [
     "cli",
     "lsp",
+    "integrations",
     "api | demo | render",
     "session",
-    "recovery | integrations | agents | hooks",
+    "recovery | agents | hooks",
     "store",
     "validate",
     "schema",

@@ -46,3 +46,22 @@ def test_error_message_names_the_bad_value_briefly():
     """Fixture: none; a 300-character id is shortened in the message."""
     with pytest.raises(InvalidId, match=r"invalid thread id 'aaa.*\.\.\.: expected a lowercase UUID"):
         ids.thread_id("a" * 300)
+
+
+def test_every_typed_error_has_its_own_rpc_code_or_shares_its_parents() -> None:
+    """Fixture: every SessionKeeperError subclass; shared on purpose: JSON-RPC's own invalid
+    params (-32602) and the store's failures (-32013)."""
+    from sessionkeeper import errors
+
+    def family(cls: type) -> list[type]:
+        return [cls] + [c for sub in cls.__subclasses__() for c in family(sub)]
+
+    by_code: dict[int, list[type]] = {}
+    for cls in family(errors.SessionKeeperError):
+        by_code.setdefault(cls.rpc_code, []).append(cls)
+    shared = {-32602: {"InvalidEvent", "InvalidWorkspace", "InvalidParams"},
+              -32013: {"StoreDamaged", "StoreFull", "StoreIOError"}}
+    for code, classes in by_code.items():
+        roots = {c.__name__ for c in classes
+                 if not any(issubclass(c, o) and c is not o for o in classes)}
+        assert len(roots) == 1 or roots <= shared.get(code, set()), (code, sorted(roots))

@@ -915,6 +915,8 @@ export const ErrorCode = {
   invalid_params: -32602,
   /** A workspace that is not an existing directory. */
   invalid_workspace: -32602,
+  /** A framework adapter would continue a thread whose resume check found drift or a block. */
+  resume_refused: -32019,
   /** git will not read the repository (dubious ownership, a bare repository...); says why. */
   git_refused: -32018,
   /** A blob's bytes do not decode, or decode to content that does not match its hash. */
@@ -929,6 +931,8 @@ export const ErrorCode = {
   durability_lost: -32014,
   /** The session no longer accepts events (closed, or a failed fsync made it read-only). */
   read_only: -32014,
+  /** An agent's log file (Codex, Claude Code) vanished or cannot be opened; the others are read. */
+  agent_log_unreadable: -32013,
   /** A rollout was written by a newer schema than this build understands. */
   schema_too_new: -32013,
   /** A rollout or the store directory cannot be used as it is. */

@@ -466,6 +466,43 @@ class Store:
             handle.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
         return path
 
+    # ---- deleting -------------------------------------------------------------------------------
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread for good: its rollouts (live and archived), quarantined tails, index rows.
+
+        Takes the thread's writer lock (ThreadBusy while it is open elsewhere); returns the
+        rollouts removed (0 for an unknown thread). Files go first: a crash in between leaves
+        index rows pointing nowhere, which reads skip and a rebuild drops; never a rollout the
+        index forgot (the next reconcile would bring it back).
+        """
+        thread = ids.thread_id(thread_id)
+        try:
+            self.thread_sessions(thread)
+        except UnknownThread:
+            return 0
+        lock = self.lock_thread(thread, purpose="delete it")
+        try:
+            try:
+                rows = self.thread_sessions(thread)  # under the lock: nothing new can appear
+            except UnknownThread:
+                rows = []
+            removed = 0
+            for row in rows:
+                path = self.layout.resolve(row.path)
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+                fsync_dir(path.parent)
+                removed += 1
+                for torn in self.layout.quarantine.glob(f"{ids.session_id(row.session_id)}.*"):
+                    torn.unlink(missing_ok=True)
+            self._query(lambda index: index.forget(thread))
+            return removed
+        finally:
+            lock.release()
+
     # ---- archive --------------------------------------------------------------------------------
 
     def set_archived(self, thread_id: str, archived: bool) -> int:

@@ -23,6 +23,10 @@ class Index(Protocol):
         """Replace every row atomically (readers see the old or the new index)."""
         ...
 
+    def forget(self, thread_id: str) -> None:
+        """Remove a thread and its sessions, atomically (its rollouts were deleted)."""
+        ...
+
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
         ...

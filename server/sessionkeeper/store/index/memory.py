@@ -45,6 +45,12 @@ class MemoryIndex:
         self._sessions = {r.session_id: r for r in rows}
         self._threads = {t.thread_id: t for t in threads_of(rows)}
 
+    def forget(self, thread_id: str) -> None:
+        """Remove a thread and its sessions."""
+        self._check()
+        self._sessions = {k: s for k, s in self._sessions.items() if s.thread_id != thread_id}
+        self._threads.pop(thread_id, None)
+
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
         self._check()

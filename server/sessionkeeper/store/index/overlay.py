@@ -31,6 +31,11 @@ class OverlayIndex:
     def _base_sessions(self, thread_id: str) -> list[SessionRow]:
         return [] if self._replaced else self.base.sessions(thread_id)
 
+    def forget(self, thread_id: str) -> None:
+        """Hide a thread (in memory only: the base is never changed)."""
+        kept = [s for s in self.sessions() if s.thread_id != thread_id]
+        self.replace_all(kept)
+
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
         """Forget the base; the overlay holds everything."""
         self._replaced = True

@@ -172,6 +172,15 @@ class SqliteIndex:
         except sqlite3.Error as exc:
             raise _unavailable("index rebuild failed", exc) from exc
 
+    def forget(self, thread_id: str) -> None:
+        """Remove a thread and its sessions in one transaction."""
+        try:
+            with self.db:
+                self.db.execute("DELETE FROM sessions WHERE thread_id=?", (thread_id,))
+                self.db.execute("DELETE FROM threads WHERE thread_id=?", (thread_id,))
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"index update failed: {exc}") from exc
+
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
         where, args = ["1"], []
