@@ -157,7 +157,7 @@ done
 log "code-server up on port $PORT"
 
 set +e
-E2E_SETTINGS="$R/ud/User/settings.json" E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
+E2E_SETTINGS="$R/ud/User/settings.json" E2E_USER_DATA="$R/ud" E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_ARTIFACTS="$ART" E2E_STORE="$STORE" \
   node "$HERE/test/e2e/run.mjs"
 RC=$?
 set -e

@@ -55,6 +55,7 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
       sessions?.setPhase(p);
       void api.setContext('sessionKeeper.serverRunning', p === 'running');
       void api.setContext('sessionKeeper.serverProblem', p === 'failed' && serverUi.current !== undefined);
+      void api.setContext('sessionKeeper.serverFailed', p === 'failed');
     },
     onThreadsChanged: (reason) => {
       log.debug(`session/didChangeThreads: ${reason}`);

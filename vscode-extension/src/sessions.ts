@@ -46,6 +46,7 @@ export class SessionsModel {
 
   /** The threads, newest first; the current one as its live Status says. */
   threads(): ThreadSummary[] {
+    if (this.phase === 'failed') return []; // the view's welcome says why
     const id = this.current?.thread_id;
     return this.list.map((t) => (this.current && t.thread_id === id ? patched(t, this.current) : t.current ? { ...t, current: false } : t));
   }
@@ -62,10 +63,7 @@ export class SessionsModel {
 
   /** Why there are no thread rows to show (the view's welcome content covers "none recorded"). */
   notice(): { text: string; icon: string; command?: { command: string; title: string } } | undefined {
-    if (this.phase === 'failed' || this.phase === 'stopped') {
-      return { text: 'The Session Keeper server is not running (see the notification or the log)', icon: 'debug-disconnect',
-        command: { command: 'sessionKeeper.openLog', title: 'Open Log' } };
-    }
+    if (this.phase === 'failed') return undefined; // the view's welcome says why
     if (this.error) return { text: `Could not list sessions: ${this.error}`, icon: 'error', command: { command: 'sessionKeeper.refreshSessions', title: 'Retry' } };
     if (!this.loaded) return { text: 'Loading sessions…', icon: 'loading~spin' };
     return undefined;

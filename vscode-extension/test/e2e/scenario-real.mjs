@@ -5,7 +5,8 @@
 // Runs inside run.mjs, which provides the page, the check() recorder and the helpers. Every step
 // is a counted check; nothing is skipped (a missing seed is a failed check).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 export async function realScenario(t) {
   const { check, page, quickInput, rows, row, ownItem, shot, runCommand, STORE, WS, TIMEOUT } = t;
@@ -117,6 +118,23 @@ export async function realScenario(t) {
       if (!buttons.includes(b)) throw new Error(`row buttons: ${JSON.stringify(buttons)}`);
     }
     await shot('03-picker.png');
+    await page.keyboard.press('Escape');
+  });
+
+  await check('the keybinding opens the picker; palette entries appear only when they apply', async () => {
+    await page.keyboard.press('Control+Alt+Shift+S');
+    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Agent Sessions' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = quickInput.locator('input');
+    await input.waitFor();
+    await input.fill('>Session Keeper: ');
+    await row('Session Keeper: Resume…').waitFor();
+    const titles = (await rows.allInnerTexts()).map(flat).join(' | ');
+    for (const hidden of ['Why Is the Server Not Running?', 'Install the Server into the Selected Interpreter', 'Open Diff', 'Rewind File…', 'Rewind to Here…', 'Show Sessions of This Workspace']) {
+      if (titles.includes(hidden)) throw new Error(`"${hidden}" is offered in the palette while it does not apply: ${titles}`);
+    }
+    mustInclude('palette', titles, ['Pick Agent Session…', 'Show Sessions of All Workspaces', 'Connect Agents']);
     await page.keyboard.press('Escape');
   });
 
@@ -304,6 +322,18 @@ export async function realScenario(t) {
     await runCommand('Notifications: Clear All Notifications');
   });
 
+  await check('the getting-started walkthrough has the install, connect-agents and pick-a-session steps', async () => {
+    await runCommand('Welcome: Open Walkthrough...');
+    await row('Get Started with Session Keeper').waitFor();
+    await row('Get Started with Session Keeper').click();
+    const walk = page.locator('.gettingStartedContainer');
+    await walk.locator('.getting-started-step', { hasText: 'Install the server' }).first().waitFor();
+    mustInclude('walkthrough', flat(await walk.innerText()), ['Get Started with Session Keeper', 'Install the server', 'Connect your agents', 'Pick a session']);
+    await page.waitForTimeout(300);
+    await shot('15-walkthrough.png');
+    await runCommand('View: Close All Editors');
+  });
+
   await check('Rebuild Session Index reports the counts; Restart Server brings the server back', async () => {
     await runCommand('Session Keeper: Rebuild Session Index');
     await toast('Session Keeper: indexed 3 threads').waitFor();
@@ -343,7 +373,8 @@ export async function realScenario(t) {
     const errors = await page.locator('.notification-toast .codicon-error').count();
     if (errors !== 1) throw new Error(`${errors} error notifications (want exactly one)`);
     await waitStatus(/^debug-disconnect Agent sessions: server not running/, 'the server not running');
-    await shot('12-first-run-notification.png');
+    await view.locator('.welcome-view-content', { hasText: 'The Session Keeper server is not running.' }).waitFor();
+    await shot('16-first-run-notification.png');
     await note.getByRole('button', { name: 'Select Interpreter', exact: true }).click();
     const input = quickInput.locator('input');
     await input.waitFor();
@@ -352,6 +383,34 @@ export async function realScenario(t) {
     await waitStatus(/^history Agent sessions \(3\)/, 'the server back with the selected interpreter');
     const after = JSON.parse(readFileSync(settingsFile, 'utf8'));
     if (after['sessionKeeper.pythonPath'] !== process.env.E2E_PYTHON) throw new Error(`pythonPath now ${after['sessionKeeper.pythonPath']}`);
+  });
+
+  await check('the log holds every resume, decision, switch back, archive and error at info level', async () => {
+    const root = process.env.E2E_USER_DATA;
+    if (!root) throw new Error('E2E_USER_DATA is not set');
+    const found = [];
+    const walk = (dir) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (name.endsWith('Session Keeper.log')) found.push(p);
+      }
+    };
+    walk(join(root, 'logs'));
+    const log = found.map((f) => readFileSync(f, 'utf8')).join('\n');
+    const expect = [
+      [/\[info\] Resume “Clean thread” \(.+\): check says ok/, 'a resume check'],
+      [/\[info\] Resume “Drifted thread”: decision fork/, 'the Enter decision'],
+      [/\[info\] Resume “Drifted thread”: decision switch_back/, 'the switch-back decision'],
+      [/\[info\] Switch back for “Drifted thread”: ran `git checkout fix\/payment`/, 'the switch back'],
+      [/\[info\] Archived “Drifted thread \(fork\)”/, 'the archive'],
+      [/\[info\] Undo: unarchived “Drifted thread \(fork\)”/, 'the undo'],
+      [/\[info\] Rewound the files of the session to event \d+/, 'the rewind'],
+      [/\[info\] First run: Session Keeper: after the settings change, the server did not start: `\/usr\/bin\/python3` lacks/, 'the first-run cause'],
+      [/\[error\] Server not started: `\/usr\/bin\/python3` lacks the `sessionkeeper` package/, 'the start error'],
+    ];
+    const missing = expect.filter(([re]) => !re.test(log)).map(([, what]) => what);
+    if (missing.length) throw new Error(`the log lacks: ${missing.join(', ')} (${found.length} log file(s))`);
   });
 }
 
