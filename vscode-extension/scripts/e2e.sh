@@ -69,6 +69,10 @@ SERVER_CMD=${E2E_SERVER_COMMAND:-$SERVER_CMD}
     sk() { SESSIONKEEPER_HOME="$STORE" "$E2E_PYTHON" -m sessionkeeper --store "$STORE" "$@"; }
     field() { "$E2E_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
     printf 'def charge(amount):\n    return amount\n' > payment.py
+    local clean drifted sid elsewhere
+    # A thread of another folder (outside git), oldest: only the all-workspaces view lists it.
+    mkdir -p "$R/elsewhere"
+    elsewhere=$(sk start --workspace "$R/elsewhere" --title "Elsewhere thread" --json)
     g init -q -b main .
     g add README.md payment.py
     g commit -qm init
@@ -76,7 +80,6 @@ SERVER_CMD=${E2E_SERVER_COMMAND:-$SERVER_CMD}
     printf 'def charge(amount):\n    return round(amount, 2)\n' > payment.py
     g commit -qam "round charges to cents"
     g checkout -q main
-    local clean drifted sid
     clean=$(sk start --workspace "$WS" --title "Clean thread" --json)
     sid=$(field session_id <<<"$clean")
     printf '# Rounding\nCharges are rounded to cents.\n' > notes.md
@@ -96,11 +99,12 @@ SERVER_CMD=${E2E_SERVER_COMMAND:-$SERVER_CMD}
     sk --check-resume "$(field thread_id <<<"$clean")" --workspace "$WS" --json > "$R/check-clean.json"
     sk --check-resume "$(field thread_id <<<"$drifted")" --workspace "$WS" --allow-drift --json > "$R/check-drifted.json"
     sk list --json > "$R/list.json"
-    CLEAN=$clean DRIFTED=$drifted "$E2E_PYTHON" - "$R" > "$R/seed.json" <<'PY'
+    CLEAN=$clean DRIFTED=$drifted ELSEWHERE=$elsewhere "$E2E_PYTHON" - "$R" > "$R/seed.json" <<'PY'
 import json, os, sys
 r = sys.argv[1]
 load = lambda n: json.load(open(os.path.join(r, n)))
 clean, drifted = json.loads(os.environ["CLEAN"]), json.loads(os.environ["DRIFTED"])
+elsewhere = json.loads(os.environ["ELSEWHERE"])
 cc, cd, threads = load("check-clean.json"), load("check-drifted.json"), load("list.json")
 assert cc["verdict"] == "ok" and not cc["differences"], f"clean thread does not resume ok: {cc['verdict']} {cc['differences']}"
 todos, tests = cc["subsystems"]["todos"]["summary"], cc["subsystems"]["verifier"]["summary"]["tests"] or {}
@@ -111,9 +115,10 @@ assert {"kind": "branch", "recorded": "fix/payment", "current": "main"}.items() 
     (d for d in cd["differences"] if d["kind"] == "branch"), {}).items(), f"drifted differences: {cd['differences']}"
 assert cd["switch_back"] == "git checkout fix/payment", f"drifted switch back: {cd['switch_back']}"
 ids = [t["thread_id"] for t in threads]
-assert ids == [drifted["thread_id"], clean["thread_id"]], f"store lists {ids} (newest first)"
+assert ids == [drifted["thread_id"], clean["thread_id"], elsewhere["thread_id"]], f"store lists {ids} (newest first)"
 json.dump({"clean": {"title": "Clean thread", "thread_id": clean["thread_id"], "branch": "main"},
            "drifted": {"title": "Drifted thread", "thread_id": drifted["thread_id"], "branch": "fix/payment"},
+           "elsewhere": {"title": "Elsewhere thread", "thread_id": elsewhere["thread_id"]},
            "current_branch": "main"}, sys.stdout)
 PY
   }

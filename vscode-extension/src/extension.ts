@@ -71,7 +71,7 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
     onChange: () => {
       refreshTree();
       decorations.refresh();
-      status.setCount(sessions?.count());
+      status.setCount(sessions?.count(), sessions?.allWorkspaces);
       void api.setContext('sessionKeeper.noSessions', sessions?.isEmpty() ?? false);
     },
   });

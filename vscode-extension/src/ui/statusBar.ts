@@ -34,6 +34,8 @@ export interface StatusContext {
   count?: string | undefined;
   /** Why the server is not running (first run: the interpreter lacks the package, ...). */
   problem?: string | undefined;
+  /** The count is of every workspace's threads (the Sessions view's toggle). */
+  allWorkspaces?: boolean;
 }
 
 /** Live drift of a Status: the state now, else the verdict it was resumed with. */
@@ -58,9 +60,10 @@ export function renderStatus(status: Status | null, ctx: StatusContext = {}): St
   }
   if (!status) {
     const n = ctx.count;
+    const where = ctx.allWorkspaces ? 'in all workspaces' : 'in this workspace';
     return {
       text: `$(history) Agent sessions${n !== undefined ? ` (${n})` : ''}`,
-      tooltip: `Session Keeper: ${n === undefined ? 'agent sessions of this workspace' : n === '0' ? 'no agent sessions recorded in this workspace yet' : `${n} agent session${n === '1' ? '' : 's'} in this workspace`} (Session Keeper, Codex, Claude Code); none is current.\nClick to pick one.`,
+      tooltip: `Session Keeper: ${n === undefined ? 'agent sessions of this workspace' : n === '0' ? `no agent sessions recorded ${where} yet` : `${n} agent session${n === '1' ? '' : 's'} ${where}`} (Session Keeper, Codex, Claude Code); none is current.\nClick to pick one.`,
       warning: false, command: PICK,
     };
   }
@@ -139,8 +142,8 @@ export class StatusBarController {
     this.render();
   }
 
-  setCount(count: string | undefined): void {
-    this.ctx = { ...this.ctx, count };
+  setCount(count: string | undefined, allWorkspaces = false): void {
+    this.ctx = { ...this.ctx, count, allWorkspaces };
     this.render();
   }
 

@@ -12,7 +12,7 @@ export async function realScenario(t) {
   const { check, page, quickInput, rows, row, ownItem, shot, runCommand, STORE, WS, TIMEOUT } = t;
   const seedFile = process.env.E2E_SEED;
   const seed = seedFile && existsSync(seedFile) ? JSON.parse(readFileSync(seedFile, 'utf8')) : undefined;
-  const { clean, drifted } = seed ?? {};
+  const { clean, drifted, elsewhere } = seed ?? {};
 
   // The item's aria-label: its text with codicons spelled out, then ", " and the tooltip.
   const label = async () => ((await ownItem.getAttribute('aria-label')) ?? '').replace(/\s+/g, ' ');
@@ -27,11 +27,11 @@ export async function realScenario(t) {
     }
   }
   const git = (...args) => execFileSync('git', args, { cwd: WS, encoding: 'utf8' }).trim();
-  /** The store as the real CLI sees it (newest first). */
+  /** This workspace's threads as the real CLI sees them in the store (newest first). */
   function storeThreads(...extra) {
     const py = process.env.E2E_PYTHON;
     if (!py) throw new Error('E2E_PYTHON is not set');
-    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, 'list', '--json', ...extra], {
+    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, 'list', '--workspace', WS, '--json', ...extra], {
       env: { ...process.env, SESSIONKEEPER_HOME: STORE }, encoding: 'utf8',
     });
     return JSON.parse(out);
@@ -76,7 +76,7 @@ export async function realScenario(t) {
   const pickRow = (title) => rows.filter({ has: page.locator('.label-name', { hasText: new RegExp(`(^|\\s)${title.replace(/[()]/g, '\\$&')}$`) }) }).first();
   const toast = (text) => page.locator('.notification-toast', { hasText: text }).first();
 
-  await check('the store was seeded with a clean and a drifted thread (real CLI)', async () => {
+  await check('the store was seeded with a clean and a drifted thread here, and one elsewhere (real CLI)', async () => {
     if (!seed) throw new Error(`E2E_SEED missing or unreadable (${seedFile}): scripts/e2e.sh must seed the real store`);
     const ids = storeThreads().map((x) => x.thread_id);
     if (ids.length !== 2 || !ids.includes(clean.thread_id) || !ids.includes(drifted.thread_id)) throw new Error(`store: ${ids}`);
@@ -119,6 +119,16 @@ export async function realScenario(t) {
     }
     await shot('03-picker.png');
     await page.keyboard.press('Escape');
+  });
+
+  await check('the all-workspaces toggle lists the threads of every folder, each naming its folder, and back', async () => {
+    await page.locator('.action-label[aria-label^="Show Sessions of All Workspaces"]').first().click();
+    const all = await waitViewThreads((x) => x.length === 3, 'three threads');
+    if (!all[2].startsWith(elsewhere.title) || !all[2].includes('elsewhere')) throw new Error(`rows: ${JSON.stringify(all)}`);
+    if (!all[0].includes('workspace')) throw new Error(`a row of this folder does not name it: ${all[0]}`);
+    await shot('02b-all-workspaces.png');
+    await page.locator('.action-label[aria-label^="Show Sessions of This Workspace"]').first().click();
+    await waitViewThreads((x) => x.length === 2 && !x.some((r) => r.startsWith(elsewhere.title)), "this workspace's two threads");
   });
 
   await check('the keybinding opens the picker; palette entries appear only when they apply', async () => {
@@ -336,7 +346,7 @@ export async function realScenario(t) {
 
   await check('Rebuild Session Index reports the counts; Restart Server brings the server back', async () => {
     await runCommand('Session Keeper: Rebuild Session Index');
-    await toast('Session Keeper: indexed 3 threads').waitFor();
+    await toast('Session Keeper: indexed 4 threads').waitFor();
     await runCommand('Notifications: Clear All Notifications');
     await runCommand('Session Keeper: Restart Server');
     await waitStatus(/^history Agent sessions \(3\)/, 'the restarted server (nothing current in a new server)');

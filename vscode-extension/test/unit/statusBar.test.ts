@@ -8,6 +8,7 @@ test('without a current session the item says what it is and how many sessions t
   assert.match(renderStatus(null, { count: '3' }).tooltip, /3 agent sessions in this workspace .*none is current/);
   assert.match(renderStatus(null, { count: '0' }).tooltip, /no agent sessions recorded in this workspace yet/);
   assert.equal(renderStatus(null).text, '$(history) Agent sessions');
+  assert.match(renderStatus(null, { count: '5', allWorkspaces: true }).tooltip, /5 agent sessions in all workspaces/);
   assert.equal(renderStatus(null).command, PICK);
 });
 
