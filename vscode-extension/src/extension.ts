@@ -80,7 +80,11 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
     threads: () => model.threads(), hasMore: () => model.hasMore(), notice: () => model.notice(),
     show: (id) => model.show(id), allWorkspaces: () => model.allWorkspaces,
   }), (file) => api.mediaUri(context, file));
-  refreshTree = () => tree.refresh();
+  let treeTimer: NodeJS.Timeout | undefined; // a burst of changes redraws the view once
+  refreshTree = () => {
+    if (treeTimer) return;
+    treeTimer = setTimeout(() => { treeTimer = undefined; tree.refresh(); }, 50);
+  };
   void api.setContext('sessionKeeper.allWorkspaces', false);
 
   const details = new DetailsPanels(request, log, api.firstWorkspaceFolder);
