@@ -112,3 +112,18 @@ async def test_a_commit_is_a_new_head_and_a_user_edit_makes_the_tests_stale(
     entries = await until(client, started["thread_id"],
                           lambda es: any(e["type"] == "git_moved" for e in es))
     assert entries[-1]["summary"].startswith("HEAD ") and "file" not in entries[-1]["summary"]
+
+
+async def test_in_a_linked_worktree_the_branch_switch_is_seen_too(
+        spawn: Callable[..., Any], branched: Path, tmp_path: Path) -> None:
+    """Fixtures: `spawn`, `branched`; a linked worktree of it on a new branch (its HEAD lives in
+    the main repository's .git/worktrees/, outside the watched folder)."""
+    linked = tmp_path / "linked"
+    git(branched, "worktree", "add", "-q", "-b", "side", str(linked))
+    client, started = await start_touching_payment(spawn, linked)
+    git(linked, "checkout", "-q", "-b", "side-2")
+    status = await client.wait_status(lambda s: s and s["state"] == "drift")
+    assert status["state_reason"] == "branch side → side-2"
+    entries = await until(client, started["thread_id"],
+                          lambda es: any(e["type"] == "git_moved" for e in es))
+    assert entries[-1]["summary"] == "checkout side → side-2"
