@@ -24,6 +24,8 @@ test: test-python test-extension ## every test: the server's tiers, then the ext
 
 test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e2e tests of the server
 	bash tests/faults/install-fault-tools.sh
+	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
+	bash tests/e2e/agents/install.sh claude >/dev/null
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
@@ -35,6 +37,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
 	$(PY) tests/benchmarks/bench_startup.py
 	$(PY) tests/benchmarks/bench_blobs.py
+	$(PY) tests/benchmarks/bench_live_drift.py
 	$(PY) tests/benchmarks/bench_redact.py
 	$(PY) tests/benchmarks/bench_frameworks.py
 	$(PY) tests/benchmarks/bench_agents.py

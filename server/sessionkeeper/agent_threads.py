@@ -70,12 +70,13 @@ class AgentThreads:
         if not force and self._agents_at is not None and (
                 self.watching_agents or time.monotonic() - self._agents_at < FRESH_S):
             return None
-        from .agents.importer import import_agents
+        from .agents.importer import Stamps, import_agents
 
         sources = self.agent_sources
+        stamps = self.__dict__.setdefault("_agent_stamps", Stamps())
         try:
-            counts = self.store.with_index(lambda index: import_agents(index, sources,
-                                                                       progress=progress))
+            counts = self.store.with_index(lambda index: import_agents(
+                index, sources, progress=progress, stamps=stamps))
         except IndexBusy:
             return None  # another process writes the index: the next listing goes on
         self._agents_at = time.monotonic()

@@ -157,10 +157,11 @@ def agent_file(path: str, session: str | None, *, agent: str = "claude", size: i
                           checkpoint=checkpoint)
 
 
-def imported(session: str, thread: str, path: str, **fields: object) -> SessionRow:
+def imported(session: str, thread: str, path: str, *, last: str = "2026-01-01T00:00:00.000Z",
+             **fields: object) -> SessionRow:
     """The session row an agent file makes."""
-    values: dict[str, object] = {"agent": "claude", "imported": True, "path": path, **fields}
-    return row(session, thread, **values)
+    changes: dict[str, object] = {"agent": "claude", "imported": True, "path": path, **fields}
+    return dataclasses.replace(row(session, thread, last=last), **changes)
 
 
 def test_agent_files_are_stored_with_their_rows_and_listed_without_checkpoints(
@@ -246,3 +247,13 @@ def test_a_read_only_index_imports_in_memory_and_hides_what_is_gone(tmp_path: Pa
     assert index.agent_file("/b.jsonl") is None
     index.close()
     assert path.read_bytes() == before
+
+
+def test_the_files_token_changes_when_another_connection_imports(backend: IndexBackend) -> None:
+    """Fixture: `backend`; one connection reads the token, another imports a file."""
+    reader = backend.build([])
+    before = reader.files_token()
+    assert reader.files_token() == before  # reading changes nothing
+    writer = backend.open()
+    writer.import_files([agent_file("/a.jsonl", "s1")], [imported("s1", T1, "/a.jsonl")])
+    assert reader.files_token() != before

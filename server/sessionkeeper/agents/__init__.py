@@ -23,11 +23,16 @@ from .base import (
 )
 from .registry import REGISTRY, register
 
+_LOADED: list[bool] = []
+
 
 def _load() -> None:
+    if _LOADED:
+        return
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
+    _LOADED.append(True)
 
 
 def get(name: str) -> Agent:

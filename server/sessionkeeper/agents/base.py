@@ -11,7 +11,7 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -100,8 +100,8 @@ class SessionSummary:
     rewound_lines: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """Return the summary as a JSON-able dict."""
-        return asdict(self)
+        """Return the summary as a JSON-able dict (its fields are all scalars)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,13 @@ class Checkpoint:
     version: int = CHECKPOINT_VERSION
 
     def to_json(self) -> dict[str, Any]:
-        """Return the checkpoint as a JSON-able dict (what the index stores per file)."""
-        out = asdict(self)
+        """Return the checkpoint as a JSON-able dict (what the index stores per file).
+
+        The translator state is shared, not copied (it is JSON-able already): serialize it
+        before the checkpoint is read on from.
+        """
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["summary"] = self.summary.to_json()
         out["companions"] = [list(c) for c in self.companions]
         return out
 

@@ -79,14 +79,42 @@ class ImportCounts:
     busy: bool = False  # the index was busy: the pass stopped, the next one goes on
 
 
-def import_agents(index: Index, sources: AgentSources, *,
-                  progress: Progress | None = None) -> ImportCounts:
+class Stamps:
+    """The index's file stamps kept between passes of one process (a listing then reads none of
+    them from the index), trusted only while the index's `files_token` says nobody else wrote."""
+
+    def __init__(self) -> None:
+        self.token: object = None
+        self.by_agent: dict[str, dict[str, FileCheckpoint]] = {}
+
+    def of(self, index: Index, agent: str) -> dict[str, FileCheckpoint]:
+        """path -> stamp of `agent`'s imported files (read from the index when not current)."""
+        token = index.files_token()
+        if token != self.token:
+            self.by_agent, self.token = {}, token
+        if agent not in self.by_agent:
+            self.by_agent[agent] = {f.path: f for f in index.agent_files(agent=agent)}
+        return self.by_agent[agent]
+
+    def wrote(self, index: Index, agent: str, files: Sequence[FileCheckpoint],
+              gone: Sequence[str]) -> None:
+        """Take what this process just wrote (the token after it is ours)."""
+        known = self.by_agent.setdefault(agent, {})
+        for path in gone:
+            known.pop(path, None)
+        known.update({f.path: dataclasses.replace(f, checkpoint=None) for f in files})
+        self.token = index.files_token()
+
+
+def import_agents(index: Index, sources: AgentSources, *, progress: Progress | None = None,
+                  stamps: Stamps | None = None) -> ImportCounts:
     """Bring the index up to date with the agents' files (see the module docstring)."""
     counts = ImportCounts()
+    stamps = stamps if stamps is not None else Stamps()
     plans: list[tuple[str, list[AgentFile], list[str]]] = []
     for name in sources.enabled():
         roots = sources.roots_of(name)
-        known = {f.path: f for f in index.agent_files(agent=name)}
+        known = stamps.of(index, name)
         changes = get(name).changes(roots, checkpoints=known)
         here = {str(r) for r in roots}
         gone = changes.gone + [p for p, f in known.items() if f.root not in here]
@@ -103,26 +131,31 @@ def import_agents(index: Index, sources: AgentSources, *,
             batch = changed[start:start + BATCH]
             files, rows = [], []
             for file in batch:
-                imported = _import_one(index, name, file, identities, counts)
+                imported = _import_one(index, name, file, identities, counts,
+                                       known=str(file.path) in known)
                 if imported is not None:
                     files.append(imported[0])
                     rows += imported[1]
-            index.import_files(files, rows, gone=gone if start + BATCH >= len(changed) else ())
+            now_gone = gone if start + BATCH >= len(changed) else []
+            index.import_files(files, rows, gone=now_gone)
+            stamps.wrote(index, name, files, now_gone)
             counts.threads += len(rows)
             done += len(batch)
             if progress is not None:
                 progress(done, total)
         if not changed and gone:
             index.import_files([], [], gone=gone)
+            stamps.wrote(index, name, [], gone)
         counts.gone += len(gone)
     return counts
 
 
 def _import_one(index: Index, agent: str, file: AgentFile, identities: Identities,
-                counts: ImportCounts) -> tuple[FileCheckpoint, list[SessionRow]] | None:
-    """Read one changed file from its checkpoint: its new FileCheckpoint and row (None: vanished)."""
-    stored = index.agent_file(str(file.path))
-    before = _parse(stored.checkpoint if stored is not None else None)
+                counts: ImportCounts, *, known: bool) -> tuple[FileCheckpoint, list[SessionRow]] | None:
+    """Read one changed file from its checkpoint (`known`: the index has one): its new
+    FileCheckpoint and row (None: it vanished)."""
+    stored = index.agent_file(str(file.path)) if known else None
+    before = _parse(stored) if stored is not None else _Stored()
     reader = get(agent)
     try:
         try:
@@ -170,15 +203,22 @@ class _Stored:
     identity: dict[str, Any] | None = None
 
 
-def _parse(text: str | None) -> _Stored:
-    """The stored checkpoint text of a file; an unreadable one is no checkpoint (a full read)."""
-    if not text:
+def _parse(stored: FileCheckpoint) -> _Stored:
+    """The stored checkpoint of a file; an unreadable one is no checkpoint (a full read).
+
+    The file's own path and its companions' come from the row (kept as they are: they are how
+    the file is found), not from the redacted text, so a path that looks like a credential
+    never makes every read a full one.
+    """
+    if not stored.checkpoint:
         return _Stored()
     try:
-        raw = orjson.loads(text)
+        raw = orjson.loads(stored.checkpoint)
         if raw.get("v") != _VERSION:
             return _Stored()
-        return _Stored(Checkpoint.from_json(raw["reader"]), raw.get("todos"), raw.get("identity"))
+        reader = {**raw["reader"], "path": stored.path,
+                  "companions": [list(c) for c in stored.companions]}
+        return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()
 
@@ -186,11 +226,12 @@ def _parse(text: str | None) -> _Stored:
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
     todos = before.todos if read.mode == "appended" else None
-    for record in read.records:
+    for record in reversed(read.records):  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
             items = record["items"]
             todos = {"done": sum(1 for i in items if i.get("status") == "done"),
                      "total": len(items)}
+            break
     cwd = read.summary.cwd or None
     identity = before.identity if before.identity and before.identity.get("cwd") == cwd else None
     if identity is None and cwd:

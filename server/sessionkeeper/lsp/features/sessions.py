@@ -19,6 +19,7 @@ from ...recovery.report import Report
 from ...session import Session
 from ...store.recorder import Ack
 from .. import convert
+from ..agent_roots import ImportProgress
 from ..protocol import (
     ArchiveResult,
     CheckResumeParams,
@@ -49,22 +50,22 @@ from ..server import SessionKeeperServer as Server
 @rpc("session/list", ListParams)
 async def session_list(ls: Server, p: ListParams) -> ListResult:
     """This workspace's threads, newest first, one page."""
-    workspace = os.path.realpath(p.workspace) if p.workspace else ls.workspace_root
+    workspace = None if p.all_workspaces else (
+        os.path.realpath(p.workspace) if p.workspace else ls.workspace_root)
     cursor = convert.decode_cursor(p.cursor)
-    from ..agent_roots import ImportProgress
-
-    progress = ImportProgress(ls, asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    progress = ImportProgress(ls, loop)
 
     def work() -> ListResult:
         try:
-            ls.import_agents(progress)
+            ls.import_agents(progress, loop=loop)
         finally:
             progress.end("done")
         threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
                                     limit=p.limit, agent=p.agent)
         current = ls.session
         if current is not None:  # the open thread: its live state and the verdict it resumed with
-            threads = [convert.live_summary(t, current, verdict=ls.verdict)
+            threads = [convert.live_summary(t, current, verdict=ls.verdict, live=ls.live)
                        if t.thread_id == current.thread_id else t for t in threads]
         more = len(threads) == p.limit
         return ListResult(threads=threads,
@@ -85,7 +86,7 @@ async def session_show(ls: Server, p: ThreadParams) -> ShowResult:
         current = ls.session
         summary = convert.row_summary(row, sessions)
         if current is not None and current.thread_id == p.thread_id:
-            summary = convert.live_summary(summary, current, verdict=ls.verdict)
+            summary = convert.live_summary(summary, current, verdict=ls.verdict, live=ls.live)
         return ShowResult(thread=summary, sessions=[convert.session_summary(s) for s in sessions],
                           timeline=entries, timeline_total=total, damaged=replayed.damaged)
 
@@ -117,7 +118,7 @@ async def session_start(ls: Server, p: StartParams) -> StartResult:
         raise InvalidParams(f"workspace: {workspace} is not a directory")
     session = await ls.run(lambda: ls.keeper.start(workspace, title=p.title,
                                                    permissions=p.permissions, model=p.model))
-    await ls.make_current(session)
+    await ls.make_current(session, why="started")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -178,7 +179,7 @@ async def session_fork(ls: Server, p: ForkParams) -> StartResult:
     workspace = ls.workspace_of(p.workspace) if p.workspace or ls.workspace_root else None
     session = await ls.run(lambda: ls.keeper.fork(p.thread_id, at_seq=p.at_seq,
                                                   workspace=workspace))
-    await ls.make_current(session)
+    await ls.make_current(session, why="forked")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -186,6 +187,7 @@ async def _set_archived(ls: Server, thread_id: str, archived: bool) -> ArchiveRe
     if archived and ls.session is not None and ls.session.thread_id == thread_id:
         await ls.make_current(None)  # close our own session of it first
     await ls.run(lambda: (ls.keeper.archive if archived else ls.keeper.unarchive)(thread_id))
+    ls.notify_threads("archived" if archived else "unarchived")
     return ArchiveResult(thread_id=thread_id, archived=archived)
 
 
@@ -247,4 +249,5 @@ async def session_reindex(ls: Server, p: NoParams) -> ReindexResult:
     if token is not None:
         progress.end(token, types.WorkDoneProgressEnd(
             message=f"{result.threads} threads, {result.sessions} sessions"))
+    ls.notify_threads("reindexed")
     return result

@@ -39,6 +39,11 @@ class Index(Protocol):
         """One imported file with its checkpoint, or None."""
         ...
 
+    def files_token(self) -> object:
+        """A cheap value that changes when another writer may have changed the imported files
+        since this connection last read or wrote them (a cache of agent_files() checks it)."""
+        ...
+
     def forget(self, thread_id: str) -> None:
         """Remove a thread, its sessions and the agent files that made them, atomically."""
         ...

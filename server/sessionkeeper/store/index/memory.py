@@ -26,6 +26,7 @@ class MemoryIndex:
         self._sessions: dict[str, SessionRow] = {}
         self._threads: dict[str, ThreadRow] = {}
         self._files: dict[str, FileCheckpoint] = {}
+        self.writes = 0  # every change, for files_token (a memory index has no other writer)
         self.fail = False
         self.closed = False
 
@@ -42,6 +43,7 @@ class MemoryIndex:
 
     def _refresh(self, threads: Iterable[str]) -> None:
         """Derive the rows of `threads` again (a thread without sessions is gone)."""
+        self.writes += 1
         touched = set(threads)
         mine = [s for s in self._sessions.values() if s.thread_id in touched]
         for thread in touched:
@@ -51,6 +53,7 @@ class MemoryIndex:
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
         """Replace every row of our own rollouts (imported ones are kept)."""
         self._check()
+        self.writes += 1
         kept = [s for s in self._sessions.values() if s.imported]
         self._sessions = {r.session_id: r for r in [*kept, *rows]}
         self._threads = {t.thread_id: t for t in threads_of(self._sessions.values())}
@@ -58,6 +61,7 @@ class MemoryIndex:
     def forget(self, thread_id: str) -> None:
         """Remove a thread, its sessions and the agent files that made them."""
         self._check()
+        self.writes += 1
         gone = {k for k, s in self._sessions.items() if s.thread_id == thread_id}
         self._sessions = {k: s for k, s in self._sessions.items() if k not in gone}
         self._files = {p: f for p, f in self._files.items() if f.session_id not in gone}
@@ -93,6 +97,11 @@ class MemoryIndex:
         """One imported file with its checkpoint, or None."""
         self._check()
         return self._files.get(path)
+
+    def files_token(self) -> object:
+        """The number of writes so far."""
+        self._check()
+        return self.writes
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""

@@ -102,6 +102,10 @@ class OverlayIndex:
             return found
         return self.base.agent_file(path)
 
+    def files_token(self) -> object:
+        """The base's token and the overlay's."""
+        return (None if self._replaced else self.base.files_token(), self.overlay.files_token())
+
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """The base's page with the overlay's threads in their place, newest first."""
         mine = {t.thread_id: t for t in self.overlay.list_threads(

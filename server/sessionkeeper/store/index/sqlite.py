@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import astuple, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: i
 SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
 THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
 FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
-_FILE_STAMPS = ", ".join(c for c in FILE_COLUMNS if c != "checkpoint")
+_STAMP_COLUMNS = tuple(c for c in FILE_COLUMNS if c != "checkpoint")
 _JSON = frozenset({"forked_from", "summary", "companions"})
 _BOOL = frozenset({"archived", "damaged", "imported"})
 _SCHEMA = f"""
@@ -70,7 +70,7 @@ def _values(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
              THREAD_COLUMNS if isinstance(row, ThreadRow) else FILE_COLUMNS)
     return tuple(orjson.dumps(v).decode() if n in _JSON and v is not None
                  else int(v) if n in _BOOL else v
-                 for n, v in zip(names, astuple(row), strict=True))
+                 for n, v in ((n, getattr(row, n)) for n in names))  # no deep copy (astuple)
 
 
 def _decoded(row: sqlite3.Row) -> dict[str, Any]:
@@ -234,9 +234,32 @@ class SqliteIndex:
     def agent_files(self, *, agent: str | None = None,
                     checkpoints: bool = False) -> list[FileCheckpoint]:
         """Imported files (of one agent), their checkpoint text only when asked."""
-        columns = "*" if checkpoints else _FILE_STAMPS
+        columns = FILE_COLUMNS if checkpoints else _STAMP_COLUMNS
         where, args = ("WHERE agent=?", [agent]) if agent is not None else ("", [])
-        return [_file(r) for r in self._rows(f"SELECT {columns} FROM agent_files {where}", args)]
+        try:  # plain tuples: a listing reads thousands of these
+            cursor = self.db.cursor()
+            cursor.row_factory = None
+            found = cursor.execute(f"SELECT {', '.join(columns)} FROM agent_files {where}",
+                                   args).fetchall()
+        except sqlite3.Error as exc:
+            raise _unavailable("index query failed", exc) from exc
+        at = columns.index("companions")
+        out = []
+        for values in found:
+            row = dict(zip(columns, values, strict=True))
+            raw = values[at]
+            row["companions"] = tuple(tuple(c) for c in orjson.loads(raw)) if raw and raw != "[]" \
+                else ()
+            row["archived"] = bool(row["archived"])
+            out.append(FileCheckpoint(**row))
+        return out
+
+    def files_token(self) -> object:
+        """SQLite's data_version: it changes when another connection commits."""
+        try:
+            return (self.inode, self.db.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise _unavailable("index query failed", exc) from exc
 
     def agent_file(self, path: str) -> FileCheckpoint | None:
         """One imported file with its checkpoint, or None."""
