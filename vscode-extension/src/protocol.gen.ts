@@ -304,6 +304,11 @@ export interface ThreadSummary {
    * The thread is the editor's current session.
    */
   current: boolean;
+  /**
+   * Agent threads: `hook` when Session Keeper's hooks recorded the baseline (exact, with the
+   * SHA), `log` when it is reconstructed from the agent's own log; None for our own threads.
+   */
+  baseline: ("hook" | "log") | null;
 }
 /**
  * A page of threads.
@@ -933,12 +938,16 @@ export const ErrorCode = {
   index_unavailable: -32603,
   /** Base of every error Session Keeper raises on purpose. */
   internal_error: -32603,
+  /** What an agent's hook sent on stdin is not a hook event Session Keeper can act on. */
+  hook_input_invalid: -32602,
   /** An event failed schema validation. */
   invalid_event: -32602,
   /** A request's params have the wrong shape. */
   invalid_params: -32602,
   /** A workspace that is not an existing directory. */
   invalid_workspace: -32602,
+  /** An agent's config file (settings.json, hooks.json, config.toml) cannot be read as such; */
+  agent_config_invalid: -32020,
   /** A framework adapter would continue a thread whose resume check found drift or a block. */
   resume_refused: -32019,
   /** git will not read the repository (dubious ownership, a bare repository...); says why. */
