@@ -41,6 +41,9 @@ cleanup() {
 trap cleanup EXIT
 
 export XDG_CONFIG_HOME=$R/xdg-config XDG_DATA_HOME=$R/xdg-data XDG_CACHE_HOME=$R/xdg-cache PLAYWRIGHT_BROWSERS_PATH=$R/pw
+# The agents' own session folders the server lists: empty ones of this run, never the machine's.
+export CODEX_HOME=$R/codex-home CLAUDE_CONFIG_DIR=$R/claude-config
+mkdir -p "$CODEX_HOME" "$CLAUDE_CONFIG_DIR"
 WS=$R/workspace
 STORE=$R/store
 mkdir -p "$WS" "$STORE" "$R/ud/User" "$ART"
