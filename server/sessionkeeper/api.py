@@ -42,6 +42,7 @@ from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
 from .session import Session, SessionPolicy
 from .store.fsck import FsckReport, fsck
 from .store.index import ListQuery, ThreadRow
+from .store.log import thread_log
 from .store.quarantine import quarantine_tail
 from .store.reader import Rollout
 from .store.store import Store
@@ -125,6 +126,7 @@ class Keeper(ContentActions):
         writer = self.store.create(record, event_body(record), first_seq=first_seq,
                                    durability=self.durability, lock=lock)
         state.apply(writer.meta)
+        state.attach_log(thread_log(self.store, writer.thread_id, before=writer.recorder.flush))
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
                                    on_close=self._closed, workspace=meta.cwd))
 
@@ -178,6 +180,8 @@ class Keeper(ContentActions):
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
             replayed = replay(self.store.read_thread(writer.thread_id))
+            replayed.state.attach_log(thread_log(self.store, writer.thread_id,
+                                                 before=writer.recorder.flush))
         except BaseException:
             writer.close()
             raise
@@ -219,6 +223,7 @@ class Keeper(ContentActions):
         """
         self._sync_live(thread_id)
         replayed = replay(self.store.read_thread(thread_id, full=full))
+        replayed.state.attach_log(thread_log(self.store, thread_id))
         replayed.damaged += [
             {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
              "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "
@@ -367,6 +372,7 @@ class Keeper(ContentActions):
                                    f"(seq {first}..{last})")
             rollouts = [_cut(r, at_seq) for r in readable if _first_seq(r) <= at_seq]
         replayed = replay(rollouts)
+        replayed.state.attach_log(thread_log(self.store, thread_id))
         cwd = workspace or replayed.meta["cwd"]
         session, _ = self.continue_thread(
             replayed, workspace=cwd, source="fork",

@@ -219,7 +219,7 @@ class Session:
 
     def _check_transition(self, event: Record) -> None:
         """A final status after another final status is a contradiction, not a redelivery."""
-        entry = self.state.get(Operations).lookup(str(event["operation_id"]))
+        entry = self.state.get(Operations).entry(str(event["operation_id"]))
         status = event.get("status")
         if entry is None or status == "started" or status in entry["statuses"]:
             return
@@ -253,7 +253,7 @@ class Session:
 
     def _delivered(self, record: Record) -> Ack | None:
         """The ack of an earlier delivery of the same (operation_id, status), if any."""
-        entry = self.state.get(Operations).lookup(record["operation_id"])
+        entry = self.state.get(Operations).entry(record["operation_id"])
         if entry is None or record["status"] not in entry["statuses"]:
             return None
         _same_args(record, entry["args_digest"])
@@ -299,7 +299,7 @@ class Session:
 
     def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:
         """Durably record that an operation committed (or failed), with its result."""
-        entry = self.state.get(Operations).lookup(ids.operation_id(operation_id))
+        entry = self.state.get(Operations).entry(ids.operation_id(operation_id))
         tool = entry["tool"] if entry else "unknown"
         return self.record({"type": "operation", "operation_id": operation_id, "tool": tool,
                             "status": "committed" if ok else "failed",

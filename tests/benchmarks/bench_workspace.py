@@ -109,14 +109,15 @@ def lsp_list(store: Path, repo: Path, warm: int) -> tuple[float, list[float], in
     proc = subprocess.Popen([*sessionkeeper(), "serve", "--stdio"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin and proc.stdout
+    stdin, stdout = proc.stdin, proc.stdout
     next_id = iter(range(1, 10**6))
 
     def request(method: str, params: dict[str, Any]) -> Any:
         rid = next(next_id)
-        proc.stdin.write(lsp_frame({"jsonrpc": "2.0", "id": rid, "method": method,
+        stdin.write(lsp_frame({"jsonrpc": "2.0", "id": rid, "method": method,
                                     "params": params}))
-        proc.stdin.flush()
-        while (message := lsp_read(proc.stdout)).get("id") != rid or "method" in message:
+        stdin.flush()
+        while (message := lsp_read(stdout)).get("id") != rid or "method" in message:
             pass
         assert "result" in message, message
         return message["result"]
@@ -186,7 +187,7 @@ def main() -> int:
             if state == "modified":
                 modify(repo, changed, files)
             check = cli(store, "--check-resume", thread, "--workspace", str(repo), "--json")
-            runs = alternate(reps, {"ours": lambda c=check: run_child(c, env=env),
+            runs = alternate(reps, {"ours": lambda c=check: run_child(c, env=env),  # type: ignore[misc]
                                     "git": lambda: run_child(status, env=env, cwd=str(repo))})
             codes = {r.code for r in runs["ours"]}
             assert codes <= {0, 10}, codes  # ok (or drift where a touched file changed)
