@@ -210,7 +210,7 @@ class Keeper(ContentActions):
             return [thread_summary(row) for row in rows]
         root = os.path.realpath(workspace)
         try:
-            current = capture(root, dirty=False) if os.path.isdir(root) else None
+            current = capture(root) if os.path.isdir(root) else None
         except GitRefused:
             current = None
         return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
@@ -257,7 +257,9 @@ class Keeper(ContentActions):
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
-        report = assess(replayed, current_workspace(workspace, requested=requested),
+        recorded = replayed.state.get(Worktree).recorded()
+        report = assess(replayed, current_workspace(workspace, requested=requested,
+                                                    recorded=recorded),
                         thread_id=thread)
         kinds = {d.kind for d in report.differences}
         if kinds & {"cwd_missing", "branch", "head"}:

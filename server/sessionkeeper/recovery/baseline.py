@@ -107,12 +107,50 @@ def dirty_fingerprint(worktree: str) -> str | None:
     return digest.hexdigest()
 
 
-def capture(path: str | os.PathLike[str], *, dirty: bool = True) -> GitBaseline | None:
+def _head(path: str) -> tuple[str, str, str | None, str | None] | None:
+    """(worktree, repository root, branch, HEAD) in ONE git call; None when HEAD is unborn or
+    the call fails (the caller then asks step by step, which tells why)."""
+    if not os.path.isdir(path):
+        return None
+    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir", "HEAD^{commit}",
+                      "--abbrev-ref", "HEAD")
+    lines = done.text().split("\n") if done.ok else []
+    if len(lines) != 4 or not all(lines):
+        return None
+    top = os.path.realpath(lines[0])
+    common = os.path.realpath(os.path.join(path, lines[1]))
+    root = os.path.dirname(common) if os.path.basename(common) == ".git" else top
+    return top, root, None if lines[3] == "HEAD" else lines[3], lines[2]
+
+
+def capture(path: str | os.PathLike[str], *, dirty: bool = False,
+            known: GitBaseline | None = None) -> GitBaseline | None:
     """Capture the git baseline of the repository holding `path`; None outside git or if missing.
 
-    `dirty=False` skips the dirty fingerprint (a status plus hashing every changed file).
+    One git call for worktree, repository root, branch and HEAD; the identity (root commits,
+    origin) costs two more, unless `known` — a baseline recorded earlier — has the same HEAD
+    commit, whose history (so its root commits) is the same. `dirty=True` adds the dirty
+    fingerprint (a status plus hashing every changed file), which no comparison reads.
     """
-    found = identity_of(os.fspath(path))
+    where = os.fspath(path)
+    head = _head(where)
+    if head is None:
+        return _capture_slowly(where, dirty=dirty)
+    top, root, branch, sha = head
+    if known is not None and known.head == sha and known.identity is not None \
+            and known.identity.root_commits:
+        identity = known.identity
+    else:
+        roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
+        remote = gitrun.value(top, "config", "--get", "remote.origin.url")
+        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+    return GitBaseline(repo_root=root, worktree=top, identity=identity, branch=branch, head=sha,
+                       dirty=dirty_fingerprint(top) if dirty else None)
+
+
+def _capture_slowly(path: str, *, dirty: bool) -> GitBaseline | None:
+    """Capture step by step: outside git, a refused repository, an unborn HEAD."""
+    found = identity_of(path)
     if found is None:
         return None
     top, identity = found
@@ -229,9 +267,11 @@ def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str |
     return None
 
 
-def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) -> Workspace:
+def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
+                      recorded: GitBaseline | None = None) -> Workspace:
     """Build the Workspace subsystems validate against: existence, baseline now, file hashing.
 
+    `recorded`: the thread's baseline (its identity is reused when HEAD is the same commit).
     When git refuses the workspace, the baseline is None and `git_note` says git's reason.
     """
     root = os.path.abspath(root)
@@ -239,7 +279,7 @@ def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) 
     baseline, note = None, None
     if exists:
         try:
-            baseline = capture(root, dirty=False)
+            baseline = capture(root, known=recorded)
         except GitRefused as exc:
             note = str(exc)
     return Workspace(
