@@ -18,34 +18,32 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-from filelock import BaseFileLock
+from typing import TYPE_CHECKING, Any
 
 from . import ids
 from .content_actions import ContentActions
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
-from .recovery.advice import advise, head_moved
-from .recovery.assess import assess
-from .recovery.baseline import capture, current_workspace, find_moved, identity_of
-from .recovery.findings import Difference
+from .policy import SessionPolicy
+from .recovery.baseline import capture, identity_of
 from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
-from .recovery.plan import Action, plan
-from .recovery.replay import Replayed, replay
-from .recovery.report import DECISIONS, Decision, Report
-from .recovery.state import SessionState
-from .recovery.subsystems.worktree import Worktree
-from .recovery.summary import ThreadSummary, estimate_state, status_summary, thread_summary
-from .redact import redact_value
-from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
-from .session import Session, SessionPolicy
-from .store.fsck import FsckReport, fsck
 from .store.index import ListQuery, ThreadRow
 from .store.log import thread_log
-from .store.quarantine import quarantine_tail
-from .store.reader import Rollout
 from .store.store import Store
+
+if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
+    from filelock import BaseFileLock
+
+    from .recovery.findings import Difference
+    from .recovery.plan import Action
+    from .recovery.replay import Replayed
+    from .recovery.report import Decision, Report
+    from .recovery.state import SessionState
+    from .recovery.summary import ThreadSummary
+    from .schema import ClientInfo, Permissions, SessionMeta
+    from .session import Session
+    from .store.fsck import FsckReport
+    from .store.reader import Rollout
 
 Progress = Callable[[int, int], None]
 
@@ -72,10 +70,17 @@ class Keeper(ContentActions):
                                     allow_secret_files=allow_secret_files)
         self.allow_secret_files = allow_secret_files
         self.blob_cap_bytes = blob_cap_bytes
-        self.client = client or ClientInfo(name="sessionkeeper-python")
+        self._client = client
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
         self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
+
+    @cached_property
+    def client(self) -> ClientInfo:
+        """Who records: given, or the Python API."""
+        from .schema import ClientInfo
+
+        return self._client or ClientInfo(name="sessionkeeper-python")
 
     @cached_property
     def store(self) -> Store:
@@ -101,6 +106,9 @@ class Keeper(ContentActions):
         gives the new thread a chosen id (a validated UUID no other thread has); `baseline=False`
         records none (a framework thread that names no workspace of its own).
         """
+        from .recovery.state import SessionState
+        from .schema import SessionMeta
+
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
         if thread_id is not None and self._exists(thread):
@@ -118,6 +126,8 @@ class Keeper(ContentActions):
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
               lock: BaseFileLock | None = None) -> Session:
+        from .redact import redact_value
+        from .session import Session
         from .validate import event_body
 
         record = plain(meta)
@@ -153,6 +163,9 @@ class Keeper(ContentActions):
         Returns the session and what its lifecycle hooks did. `lock`: the thread's writer lock
         when the caller already holds it (it passes to the session).
         """
+        from .recovery.summary import status_summary
+        from .schema import ForkedFrom, SessionMeta
+
         previous = replayed.meta
         cwd = _directory(workspace)
         permissions = replayed.state["permissions"].summary()
@@ -177,6 +190,9 @@ class Keeper(ContentActions):
 
     def attach(self, session_id: str) -> Session:
         """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
+        from .recovery.replay import replay
+        from .session import Session
+
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
             replayed = replay(self.store.read_thread(writer.thread_id))
@@ -204,6 +220,8 @@ class Keeper(ContentActions):
                 cursor: tuple[str, str] | None = None, limit: int = 50) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
         (repository, branch, HEAD; one git look-up for the whole page)."""
+        from .recovery.summary import estimate_state, thread_summary
+
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
                          limit=limit)
         if not rows or workspace is None:  # no workspace: nothing to estimate against
@@ -221,6 +239,8 @@ class Keeper(ContentActions):
         A rollout that claims the thread's id without continuing it is not folded: it is damage
         (so a resume is blocked until a human looks), never a silent part of the thread.
         """
+        from .recovery.replay import replay
+
         self._sync_live(thread_id)
         replayed = replay(self.store.read_thread(thread_id, full=full))
         replayed.state.attach_log(thread_log(self.store, thread_id))
@@ -257,6 +277,11 @@ class Keeper(ContentActions):
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
+        from .recovery.advice import advise
+        from .recovery.assess import assess
+        from .recovery.baseline import current_workspace, find_moved
+        from .recovery.subsystems.worktree import Worktree
+
         recorded = replayed.state.get(Worktree).recorded()
         report = assess(replayed, current_workspace(workspace, requested=requested,
                                                     recorded=recorded),
@@ -287,6 +312,9 @@ class Keeper(ContentActions):
                latest: bool = False,
                requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
         """Resume for real: the report, and the new session (None when nothing continues)."""
+        from .recovery.plan import plan
+        from .recovery.report import DECISIONS
+
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
@@ -340,6 +368,8 @@ class Keeper(ContentActions):
 
     def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
         """Cut the torn tails of a thread off (its lock is held) and say where they went."""
+        from .store.quarantine import quarantine_tail
+
         out = []
         for rollout in replayed.rollouts:
             if rollout.tail is None:
@@ -364,6 +394,8 @@ class Keeper(ContentActions):
     def fork(self, thread_id: str, *, at_seq: int | None = None,
              workspace: str | None = None) -> Session:
         """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
+        from .recovery.replay import replay
+
         self._sync_live(thread_id)
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
         if at_seq is not None:
@@ -403,6 +435,8 @@ class Keeper(ContentActions):
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         """Compare the index with the rollouts; with `repair`, fix what can be fixed."""
+        from .store.fsck import fsck
+
         return fsck(self.store, repair=repair)
 
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
@@ -412,6 +446,8 @@ class Keeper(ContentActions):
 
 def _explained(difference: Difference, root: str) -> Difference:
     """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
+    from .recovery.advice import head_moved
+
     if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
         return difference
     current = difference.current if isinstance(difference.current, str) else None
@@ -428,6 +464,8 @@ def _directory(workspace: str | os.PathLike[str]) -> str:
 
 def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
     """Permissions from the caller, checked (an unknown mode is an InvalidEvent)."""
+    from .schema import Permissions
+
     if isinstance(given, Permissions):
         return given
     from .validate import validate_event

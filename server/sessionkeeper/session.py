@@ -24,6 +24,7 @@ import orjson
 from . import ids
 from .errors import InvalidEvent, OperationConflict, SessionKeeperError
 from .events import KEEPER_TYPES, Durability, Record, Source, plain
+from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
@@ -46,18 +47,6 @@ def args_digest(args: Any) -> str:
         return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
     except TypeError as exc:  # orjson.JSONEncodeError: not JSON, too deep, beyond 64 bits
         raise InvalidEvent(f"args: not encodable as JSON ({exc})") from None
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionPolicy:
-    """How a session records: redaction, when it snapshots, what file content it may keep."""
-
-    redact: bool = True
-    snapshot_min_bytes: int = 256 * 1024
-    content_limit_bytes: int = 10 * 1024 * 1024
-    """Files larger than this are recorded by hash only."""
-    allow_secret_files: bool = False
-    """Keep the content of secret-named files (`.env*`, keys) too; by default they are hashed only."""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import (  # noqa: E402
     alternate,
     child_env,
+    compile_server,
     loadavg,
     median,
     ms,
@@ -128,6 +129,7 @@ def main() -> int:
     a = ap.parse_args()
     small, large = 10_000, (100_000 if a.quick else 1_000_000)
     reps = a.reps or (3 if a.quick else 5)
+    compile_server()
     work = Path(tempfile.mkdtemp(prefix="skbench_resume_", dir="/tmp"))
     print(f"Python {sys.version.split()[0]}; loadavg {loadavg()}; {small:,} vs {large:,} events; "
           f"{reps} alternating reps; workdir {work}", flush=True)

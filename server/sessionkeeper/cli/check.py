@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import SessionKeeperError
-from ..recovery.report import Report
 from .common import emit, keeper, say
+
+if TYPE_CHECKING:
+    from ..recovery.report import Report
 
 EXIT = {"ok": 0, "drift": 10, "blocked": 11}
 _LEVEL = {"ok": "notice", "drift": "warning", "blocked": "error"}

@@ -13,13 +13,15 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
 from . import gitrun
-from .findings import Difference, Workspace
-from .report import Verdict
+
+if TYPE_CHECKING:  # a capture (the listing's need) imports neither
+    from .findings import Difference, Workspace
+    from .report import Verdict
 
 BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable",
                             "git_refused"})
@@ -188,6 +190,8 @@ def compare(
     recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
 ) -> list[Difference]:
     """List how the current baseline differs from the recorded one (empty when identical)."""
+    from .findings import Difference
+
     if not cwd_exists:
         where = recorded.worktree if recorded else None
         return [Difference("cwd_missing", where, None, "the working directory no longer exists")]
@@ -274,6 +278,8 @@ def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
     `recorded`: the thread's baseline (its identity is reused when HEAD is the same commit).
     When git refuses the workspace, the baseline is None and `git_note` says git's reason.
     """
+    from .findings import Workspace
+
     root = os.path.abspath(root)
     exists = os.path.isdir(root)
     baseline, note = None, None

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-from filelock import BaseFileLock
 
 from .. import ids
 from ..clock import utc_now_iso
@@ -39,14 +38,13 @@ from .index.overlay import OverlayIndex
 from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .locks import lock_thread
-from .probe import probe, session_row
-from .quarantine import quarantine_tail
-from .reader import Rollout, Status, parse_rollout, read_bytes, read_latest, read_rollout
-from .recorder import Ack, Recorder
-from .sinks import AppendSink, FileSink
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # reading, writing and probing are imported where first done: a listing
+    from filelock import BaseFileLock  # needs the index alone
+
     from .blobs import BlobStore
+    from .reader import Rollout
+    from .recorder import Ack, Recorder
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -93,6 +91,8 @@ class SessionWriter:
 
     def update_index(self) -> None:
         """Write this session's row to the index (fails soft: the pending marker stays)."""
+        from .probe import session_row
+
         self._indexed_at = time.monotonic()
         row = session_row(self.meta, path=self.store.layout.relative(self.path), archived=False,
                           last={"seq": self.last_seq, "ts": utc_now_iso()},
@@ -199,6 +199,8 @@ class Store:
 
     def probe(self, path: str, archived: bool) -> SessionRow | str:
         """The index row of the rollout at `path`, or why it has none."""
+        from .probe import probe
+
         return probe(path, archived=archived, relpath=self.layout.relative(path))
 
     def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
@@ -234,6 +236,9 @@ class Store:
         """
         session = ids.session_id(meta["session_id"])
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
+        from .recorder import Recorder
+        from .sinks import FileSink
+
         sink: FileSink | None = None
         try:
             path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
@@ -315,6 +320,10 @@ class Store:
         path = self.layout.resolve(row.path)
         lock = self.lock_thread(row.thread_id, purpose="record")
         try:  # read under the lock: nothing can be in flight now
+            from .reader import Status, parse_rollout, read_bytes
+            from .recorder import Recorder
+            from .sinks import AppendSink
+
             data = read_bytes(path)
             rollout = parse_rollout(data, path=path)
             if rollout.status is Status.FUTURE_SCHEMA:
@@ -329,6 +338,8 @@ class Store:
             if newest != rollout.meta["session_id"]:
                 raise SessionReadOnly(f"session {sid} was resumed by {newest}; record there")
             if rollout.tail is not None:
+                from .quarantine import quarantine_tail
+
                 quarantine_tail(self.layout, rollout, locked=True)
             recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
                                 size=rollout.good_size, crc=zlib.crc32(data[:rollout.good_size]),
@@ -433,6 +444,8 @@ class Store:
 
     def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
+        from .reader import read_latest, read_rollout
+
         rows = self.thread_sessions(thread_id)
         out: list[Rollout] = []
         stale: list[SessionRow] = []
@@ -533,6 +546,8 @@ class Store:
 
 
 def _refreshed(row: SessionRow, rollout: Rollout) -> SessionRow:
+    from .probe import session_row
+
     """The index row of a session as its rollout now stands."""
     assert rollout.meta is not None
     last = rollout.records[-1] if rollout.records else rollout.meta
