@@ -37,6 +37,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_blobs.py
 	$(PY) tests/benchmarks/bench_redact.py
 	$(PY) tests/benchmarks/bench_frameworks.py
+	$(PY) tests/benchmarks/bench_agents.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

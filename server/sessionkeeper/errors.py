@@ -188,3 +188,9 @@ class BlobCorrupt(BlobUnavailable):
 
     rpc_code = -32017
     name = "blob_corrupt"
+
+
+class AgentLogUnreadable(StoreDamaged):
+    """An agent's log file (Codex, Claude Code) vanished or cannot be opened; the others are read."""
+
+    name = "agent_log_unreadable"

@@ -8,7 +8,9 @@ binary, too_large, ..., or `not_captured` when the writer gave only the hash), `
 `before_content` (the same for the content before the change) and `rewind_seq` — the shape
 `recovery.versions` reads. A record that says `content: stored` has its blob; that word is not kept.
 `seen` holds, per file, the content the session found before it changed the file (`change: seen`
-records); it is no version and is never compared with the disk.
+records); it is no version and is never compared with the disk. A version marked `unknown` (a
+`file_change` whose `data.unknown` lists `after_hash`: an agent's own log says the file was
+written, not what it holds) is never compared with the disk either.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class FileHistory(Subsystem):
         """Append the version a file_change records; a `seen` record of an unchanged file is kept aside."""
         path = norm_path(record["path"])
         version = version_of(record)
+        if "after_hash" in (record.get("data") or {}).get("unknown", ()):
+            version["unknown"] = True  # written, content not in the log (an agent's own log)
         if version.get("change") != "seen":
             self.files.setdefault(path, []).append(version)
         elif path not in self.files:  # seen after a change says nothing about before it
@@ -160,6 +164,8 @@ class FileHistory(Subsystem):
         diffs: list[Difference] = []
         for path in sorted(self.files):
             version = self.files[path][-1]
+            if version.get("unknown"):  # nothing recorded to compare the disk with
+                continue
             last = {"path": path, **{k: version.get(k) for k in ("seq", "hash", "author")}}
             try:
                 now = workspace.file_hash(path)

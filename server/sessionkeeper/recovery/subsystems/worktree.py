@@ -38,7 +38,7 @@ class Worktree(Subsystem):
     handles = frozenset({"session_meta", "baseline"})
 
     def __init__(self) -> None:
-        self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None}
+        self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None, "unknown": []}
 
     def apply(self, record: Record) -> None:
         """Take the cwd and baseline of a session_meta, or a refreshed baseline."""
@@ -48,6 +48,8 @@ class Worktree(Subsystem):
         else:
             self.state["baseline"] = {k: copy.deepcopy(record.get(k)) for k in _FIELDS}
         self.state["seq"] = record.get("seq")
+        # fields the record's source could not state (an agent's log has no HEAD, say)
+        self.state["unknown"] = list((record.get("data") or {}).get("unknown", []))
 
     def snapshot(self) -> dict[str, Any]:
         """Return cwd, baseline (a GitBaseline dict or None) and the seq it was recorded at."""
@@ -80,6 +82,8 @@ class Worktree(Subsystem):
             return Findings(differences=[Difference("git_refused", self.state["cwd"],
                                                     workspace.root, workspace.git_note)])
         diffs = compare(recorded, workspace.baseline, cwd_exists=workspace.exists)
+        if "head" in self.state.get("unknown", ()):  # never recorded: nothing to differ from
+            diffs = [d for d in diffs if d.kind != "head"]
         cwd = self.state["cwd"]
         settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)
         if not settled and cwd and os.path.realpath(cwd) != os.path.realpath(workspace.root):

@@ -1,0 +1,132 @@
+"""Read-only, streaming access to an agent's log file: stat, head/anchor digests, lines from an offset.
+
+Invariants: files are opened O_RDONLY (with O_NOATIME where the kernel allows it) and nothing is
+ever created, written or renamed under an agent's root; memory stays bounded whatever the file
+holds — a file is read in 1 MiB chunks, and a line longer than `max_line` is skipped while
+scanning for its newline, never accumulated. A `.zst` file is stream-decompressed (zstandard is
+imported only then); its offsets are offsets in the decompressed stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CHUNK = 1 << 20
+HEAD_BYTES = 4096
+MAX_LINE = 16 << 20
+"""Longest line parsed (16 MiB); a longer one is reported as damage, never read into memory."""
+
+_NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What a cheap stat says about a file: enough to tell it is unchanged."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+Line = tuple[int, "bytes | None", int, bool]
+"""One line of a file: (offset, bytes or None when too long, length without the newline,
+complete — False for a last line without its newline). A plain tuple: one is made per line."""
+
+
+def stat_of(path: Path) -> FileStat:
+    """Stat a file (following a symlink, as the agent itself would)."""
+    st = os.stat(path)
+    return FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def open_ro(path: str | os.PathLike[str]) -> int:
+    """Open a file read-only without updating its access time when the kernel lets us."""
+    flags = os.O_RDONLY | os.O_CLOEXEC
+    if _NOATIME:
+        try:
+            return os.open(path, flags | _NOATIME)
+        except PermissionError:  # O_NOATIME needs ownership of the file
+            pass
+    return os.open(path, flags)
+
+
+def digest_range(fd: int, start: int, length: int) -> str:
+    """Return the sha256 hex of `length` bytes at `start` (fewer if the file is shorter)."""
+    digest = hashlib.sha256()
+    while length > 0:
+        chunk = os.pread(fd, min(CHUNK, length), start)
+        if not chunk:
+            break
+        digest.update(chunk)
+        start += len(chunk)
+        length -= len(chunk)
+    return digest.hexdigest()
+
+
+def fd_reader(fd: int, start: int) -> Callable[[int], bytes]:
+    """Return read(n) over a plain file descriptor from `start` (positional reads, no seeking)."""
+    position = start
+
+    def read(n: int) -> bytes:
+        nonlocal position
+        chunk = os.pread(fd, n, position)
+        position += len(chunk)
+        return chunk
+
+    return read
+
+
+def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
+    """Return read(n) over the decompressed stream of a zstd file, and the stream to close."""
+    import zstandard  # lazy: only .zst rollouts need it
+
+    raw = os.fdopen(os.dup(fd), "rb")
+    stream: Any = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+    read: Callable[[int], bytes] = stream.read
+    return read, stream
+
+
+def iter_lines(read: Callable[[int], bytes], *, start: int, max_line: int = MAX_LINE) -> Iterator[Line]:
+    """Yield the lines of a stream from offset `start`; the last is incomplete when it has no newline.
+
+    Newlines are found with bytes.find (memchr), not bytes.split, which walks the bytes one by one.
+    """
+    offset = start
+    parts: list[bytes] = []  # the start of a line that runs past the chunk it began in
+    pending = 0  # bytes of that line seen so far
+    skipping = False  # that line is longer than max_line: only its length is kept
+    while True:
+        chunk = read(CHUNK)
+        if not chunk:
+            break
+        find = chunk.find
+        begin = 0
+        while True:
+            newline = find(b"\n", begin)
+            if newline == -1:
+                rest = len(chunk) - begin
+                if rest and not skipping:
+                    if pending + rest > max_line:
+                        skipping, parts = True, []
+                    else:
+                        parts.append(chunk[begin:])
+                pending += rest
+                break
+            length = pending + newline - begin
+            if skipping or length > max_line:
+                yield offset, None, length, True
+            elif parts:
+                yield offset, b"".join(parts) + chunk[begin:newline], length, True
+            else:
+                yield offset, chunk[begin:newline], length, True
+            offset += length + 1
+            if pending:
+                parts, pending, skipping = [], 0, False
+            begin = newline + 1
+    if pending:
+        yield offset, None if skipping else b"".join(parts), pending, False

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# install.sh AGENT [VERSION] — install a real agent CLI from npm into a cache outside the checkout
+# and print the path of its executable.
+#
+#   AGENT    codex | claude
+#   VERSION  a version, or "latest" (resolved with `npm view`); default: the pinned one below,
+#            or $SK_CODEX_VERSION / $SK_CLAUDE_VERSION when set.
+#
+# Cache: ${XDG_CACHE_HOME:-~/.cache}/sessionkeeper-agents/<agent>-<version>/ (reused between runs;
+# a broken install is removed and redone). Every network step has a timeout. The npm registry is
+# the only thing reached.
+set -euo pipefail
+
+CODEX_PINNED=0.171.0
+CLAUDE_PINNED=2.1.332
+
+agent=${1:?usage: install.sh codex|claude [VERSION|latest]}
+case $agent in
+  codex)  pkg=@openai/codex;             bin=codex;  version=${2:-${SK_CODEX_VERSION:-$CODEX_PINNED}} ;;
+  claude) pkg=@anthropic-ai/claude-code; bin=claude; version=${2:-${SK_CLAUDE_VERSION:-$CLAUDE_PINNED}} ;;
+  *) echo "install.sh: unknown agent '$agent' (codex or claude)" >&2; exit 2 ;;
+esac
+if [ "$version" = latest ]; then
+  version=$(timeout 120 npm view "$pkg@latest" version 2>/dev/null) ||
+    { echo "install.sh: npm view $pkg@latest failed" >&2; exit 1; }
+fi
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/sessionkeeper-agents
+dir=$cache/$agent-$version
+exe=$dir/node_modules/.bin/$bin
+
+works() { [ -x "$exe" ] && timeout 60 "$exe" --version >/dev/null 2>&1; }
+
+if ! works; then
+  rm -rf "$dir.tmp"
+  mkdir -p "$dir.tmp"
+  echo "install.sh: npm install $pkg@$version into $dir" >&2
+  # an explicit version: without it npm on node 20 picks the newest release whose engines fit
+  if ! (cd "$dir.tmp" && echo '{"private":true}' > package.json &&
+        timeout 900 npm install --no-audit --no-fund --loglevel=error "$pkg@$version" >&2); then
+    rm -rf "$dir.tmp"
+    echo "install.sh: npm install $pkg@$version failed" >&2
+    exit 1
+  fi
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+  works || { echo "install.sh: $exe does not run after install" >&2; exit 1; }
+fi
+echo "$exe"
