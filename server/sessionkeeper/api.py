@@ -34,6 +34,7 @@ from .store.store import Store
 if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
     from filelock import BaseFileLock
 
+    from .listing import BaselineCache
     from .recovery.findings import Difference
     from .recovery.plan import Action
     from .recovery.replay import Replayed
@@ -74,6 +75,7 @@ class Keeper(ContentActions):
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
         self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
+        self.baselines: BaselineCache | None = None  # a long-lived process's git cache
 
     @cached_property
     def client(self) -> ClientInfo:
@@ -219,19 +221,18 @@ class Keeper(ContentActions):
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
                 cursor: tuple[str, str] | None = None, limit: int = 50) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
-        (repository, branch, HEAD; one git look-up for the whole page)."""
-        from .recovery.summary import estimate_state, thread_summary
+        (repository, branch, HEAD; one git look-up for the whole page, or none while the
+        Keeper's `baselines` cache holds the workspace)."""
+        from .listing import summaries, workspace_baseline
 
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
                          limit=limit)
-        if not rows or workspace is None:  # no workspace: nothing to estimate against
-            return [thread_summary(row) for row in rows]
+        if not rows or workspace is None:
+            return summaries(rows, workspace=None, baseline=None)
         root = os.path.realpath(workspace)
-        try:
-            current = capture(root) if os.path.isdir(root) else None
-        except GitRefused:
-            current = None
-        return [thread_summary(row, estimate=estimate_state(row, current)) for row in rows]
+        current = self.baselines.get(root) if self.baselines is not None \
+            else workspace_baseline(root)
+        return summaries(rows, workspace=root, baseline=current)
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
         """Rebuild a thread's state from its latest snapshot and the tail after it.

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from sessionkeeper.api import Keeper
+from sessionkeeper.recovery.replay import replay
 from sessionkeeper.recovery.subsystems.context import Context
 from sessionkeeper.session import Session
 from sessionkeeper.store.reader import read_latest, read_rollout
@@ -151,3 +153,17 @@ def test_a_resume_reads_only_a_small_window_of_a_long_uncompacted_thread(store_d
     latest = read_latest(session.writer.path)
     assert latest.from_snapshot
     assert len(orjson.dumps(latest.records[0])) < 40_000
+
+
+def test_a_thread_replayed_without_its_store_reads_only_what_was_read(store_dir: Path,
+                                                                     repo: Path) -> None:
+    """Fixture: 300 messages with snapshots; replayed from a full read and from a window."""
+    keeper = Keeper(store_dir, snapshot_min_bytes=4096)
+    session = keeper.start(repo)
+    _talk(session, 300)
+    session.close()
+    full = replay([read_rollout(session.writer.path)])
+    assert len(full.state.get(Context).conversation()) == 300
+    window = replay([read_latest(session.writer.path)])
+    with pytest.raises(LookupError):  # the earlier messages are on disk, never silently missing
+        window.state.get(Context).conversation()

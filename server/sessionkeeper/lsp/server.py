@@ -102,6 +102,9 @@ class SessionKeeperServer(LanguageServer):
                                   redact=self._redact(), hooks=registry_from(self.options.hooks),
                                   client=ClientInfo(name=name[:100], version=__version__),
                                   **content)
+            from ..listing import BaselineCache
+
+            self._keeper.baselines = BaselineCache()  # picker pages reuse the workspace's git
         return self._keeper
 
     def _durability(self) -> str:
@@ -246,6 +249,9 @@ class SessionKeeperServer(LanguageServer):
         root = session.workspace
         if root != self.watcher.root:
             return 0
+        if self._keeper is not None and self._keeper.baselines is not None and any(
+                c.path == ".git" or c.path.startswith(".git/") for c in changes):
+            self._keeper.baselines.invalidate()  # HEAD or a ref moved (the cache checks too)
         events = file_change_events(
             changes, last=session.state.get(FileHistory).last,
             author_of=lambda change: self._author_of(root, change))

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
@@ -109,20 +109,38 @@ def dirty_fingerprint(worktree: str) -> str | None:
     return digest.hexdigest()
 
 
-def _head(path: str) -> tuple[str, str, str | None, str | None] | None:
-    """(worktree, repository root, branch, HEAD) in ONE git call; None when HEAD is unborn or
+class Head(NamedTuple):
+    """What one `git rev-parse` says of a workspace (and the files that change when HEAD moves)."""
+
+    worktree: str
+    repo_root: str
+    branch: str | None
+    head: str
+    git_dir: str
+    common_dir: str
+
+    def files(self) -> tuple[str, ...]:
+        """HEAD, the branch's ref and packed-refs: a moved HEAD or branch changes one of them."""
+        ref = (os.path.join(self.common_dir, "refs", "heads", *self.branch.split("/")),
+               ) if self.branch else ()
+        return (os.path.join(self.git_dir, "HEAD"), *ref,
+                os.path.join(self.common_dir, "packed-refs"))
+
+
+def head_of(path: str) -> Head | None:
+    """Worktree, repository root, branch and HEAD in ONE git call; None when HEAD is unborn or
     the call fails (the caller then asks step by step, which tells why)."""
     if not os.path.isdir(path):
         return None
-    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir", "HEAD^{commit}",
-                      "--abbrev-ref", "HEAD")
+    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir",
+                      "--absolute-git-dir", "HEAD^{commit}", "--abbrev-ref", "HEAD")
     lines = done.text().split("\n") if done.ok else []
-    if len(lines) != 4 or not all(lines):
+    if len(lines) != 5 or not all(lines):
         return None
     top = os.path.realpath(lines[0])
     common = os.path.realpath(os.path.join(path, lines[1]))
     root = os.path.dirname(common) if os.path.basename(common) == ".git" else top
-    return top, root, None if lines[3] == "HEAD" else lines[3], lines[2]
+    return Head(top, root, None if lines[4] == "HEAD" else lines[4], lines[3], lines[2], common)
 
 
 def capture(path: str | os.PathLike[str], *, dirty: bool = False,
@@ -135,18 +153,24 @@ def capture(path: str | os.PathLike[str], *, dirty: bool = False,
     fingerprint (a status plus hashing every changed file), which no comparison reads.
     """
     where = os.fspath(path)
-    head = _head(where)
+    head = head_of(where)
     if head is None:
         return _capture_slowly(where, dirty=dirty)
-    top, root, branch, sha = head
-    if known is not None and known.head == sha and known.identity is not None \
+    return from_head(head, dirty=dirty, known=known)
+
+
+def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None) -> GitBaseline:
+    """The baseline of a workspace whose head is known (see `capture`)."""
+    top = head.worktree
+    if known is not None and known.head == head.head and known.identity is not None \
             and known.identity.root_commits:
         identity = known.identity
     else:
         roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
         remote = gitrun.value(top, "config", "--get", "remote.origin.url")
         identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
-    return GitBaseline(repo_root=root, worktree=top, identity=identity, branch=branch, head=sha,
+    return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
+                       branch=head.branch, head=head.head,
                        dirty=dirty_fingerprint(top) if dirty else None)
 
 
