@@ -370,6 +370,10 @@ class Store:
         thread = ids.thread_id(thread_id)
         return self._query(lambda index: index.thread(thread))
 
+    def chain(self, thread_id: str) -> tuple[list[SessionRow], list[SessionRow]]:
+        """(the thread's sessions, rollouts merely claiming it): both from one names walk."""
+        return self._chain(thread_id)
+
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """Session rows of a thread, oldest first; UnknownThread if there are none.
 
@@ -433,6 +437,8 @@ class Store:
         known = self._query(lambda index: index.session_ids())
         found = []
         for path, archived in self.layout.scan_rollouts():
+            if path[-42:-6] in known:  # `…-<session id>.jsonl`: a known session, nothing to parse
+                continue
             name = parse_rollout_name(os.path.basename(path))
             if name and name.session_id not in known:
                 row = self.probe(path, archived)
@@ -442,11 +448,13 @@ class Store:
             self.index_upsert(found)
         return found
 
-    def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
-        """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
+    def read_thread(self, thread_id: str, *, full: bool = False,
+                    rows: list[SessionRow] | None = None) -> list[Rollout]:
+        """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot
+        (`rows`: its sessions when the caller has them already)."""
         from .reader import read_latest, read_rollout
 
-        rows = self.thread_sessions(thread_id)
+        rows = self.thread_sessions(thread_id) if rows is None else rows
         out: list[Rollout] = []
         stale: list[SessionRow] = []
         for row in reversed(rows):
