@@ -128,14 +128,14 @@ class Keeper(ContentActions):
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
               lock: BaseFileLock | None = None) -> Session:
+        from .events import own_body
         from .redact import redact_value
         from .session import Session
-        from .validate import event_body
 
         record = plain(meta)
         if self.policy.redact:  # titles, paths and client names reach disk and the index too
             record = redact_value(record)
-        writer = self.store.create(record, event_body(record), first_seq=first_seq,
+        writer = self.store.create(record, own_body(record), first_seq=first_seq,
                                    durability=self.durability, lock=lock)
         state.apply(writer.meta)
         state.attach_log(thread_log(self.store, writer.thread_id, before=writer.recorder.flush))
@@ -466,10 +466,18 @@ def _directory(workspace: str | os.PathLike[str]) -> str:
 
 def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
     """Permissions from the caller, checked (an unknown mode is an InvalidEvent)."""
+    from typing import get_args
+
+    from .events import ApprovalMode, SandboxPolicy
     from .schema import Permissions
 
     if isinstance(given, Permissions):
         return given
+    known = {"approval_mode": get_args(ApprovalMode), "sandbox_policy": get_args(SandboxPolicy)}
+    if isinstance(given, dict) and set(given) <= {*known, "tool_profile"} and all(
+            given[k] in choices for k, choices in known.items() if k in given) and isinstance(
+            given.get("tool_profile", ""), str):  # the plain valid case: no pydantic needed
+        return Permissions(**given)
     from .validate import validate_event
 
     event = validate_event({"type": "permissions", **(given or {})})

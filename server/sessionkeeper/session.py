@@ -23,7 +23,7 @@ import orjson
 
 from . import ids
 from .errors import InvalidEvent, OperationConflict, SessionKeeperError
-from .events import KEEPER_TYPES, Durability, Record, Source, plain
+from .events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
 from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
@@ -174,15 +174,18 @@ class Session:
     def _body(self, event: Record | Event, *, own: bool = False,
               content: bytes | None = None) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
-        from .validate import event_body  # pydantic: only once something is recorded
-
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
         if isinstance(data, dict):
             data = self._completed(kind, data, content=content, own=own)
-        body = event_body(data)
+        if own and isinstance(event, Event):  # built here: its dataclass checked it already
+            body = own_body(data)
+        else:
+            from .validate import event_body  # pydantic: only once something arrives to record
+
+            body = event_body(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
@@ -325,14 +328,12 @@ class Session:
             return self._snapshot_locked()
 
     def _snapshot_locked(self) -> Ack:
-        from .validate import event_body
-
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
         self.writer.summary = dict(state["summary"])
         recorder = self.writer.recorder
         recorder.flush()  # buffered records first: the prefix the snapshot vouches for is on disk
-        body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
+        body = own_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
                            "prefix_bytes": recorder.size, "prefix_crc": f"{recorder.crc:08x}"})
         self._snapshot_bytes = len(body)
         ack = self.writer.append([body], reindex=True)[0]

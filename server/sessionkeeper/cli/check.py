@@ -38,8 +38,6 @@ def add_top(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Check, print, annotate; exit 0 ok · 10 drift · 11 blocked (or a typed error's code)."""
-    from ..render import colour_enabled, report_text
-
     workspace = args.workspace or os.getcwd()
     thread = args.check_resume or None
     if thread is None and not args.latest:
@@ -54,6 +52,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.json:
         emit(report.to_json())
     else:
+        from ..render import colour_enabled, report_text
+
         say(report_text(report, colour=colour_enabled()))
     if _on_github():
         annotate(report)
