@@ -15,6 +15,10 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
+import orjson
+
+from .errors import InvalidEvent
+
 SCHEMA_VERSION = 2
 """Version written to every `session_meta`. 1 = pre-release draft (nested `payload`, no checksum)."""
 
@@ -210,10 +214,6 @@ def own_body(data: Any) -> bytes:
     itself — meta, lifecycle, snapshot — encoded without validation: it comes from the typed
     dataclasses, not from outside, so no pydantic is imported for it (`validate.event_body`
     checks what arrives from outside, and calls this for the bytes)."""
-    import orjson
-
-    from .errors import InvalidEvent
-
     if is_dataclass(data) and not isinstance(data, type):
         data = plain(data)
     if not isinstance(data, dict):

@@ -180,12 +180,8 @@ class Session:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
         if isinstance(data, dict):
             data = self._completed(kind, data, content=content, own=own)
-        if own and isinstance(event, Event):  # built here: its dataclass checked it already
-            body = own_body(data)
-        else:
-            from .validate import event_body  # pydantic: only once something arrives to record
-
-            body = event_body(data)
+        # one built here was checked by its dataclass; what arrives is validated (pydantic)
+        body = own_body(data) if own and isinstance(event, Event) else _validated(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
@@ -386,6 +382,19 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_event_body: Callable[[Any], bytes] | None = None
+
+
+def _validated(data: Any) -> bytes:
+    """validate.event_body, imported (pydantic with it) when the first record arrives."""
+    global _event_body
+    if _event_body is None:
+        from .validate import event_body
+
+        _event_body = event_body
+    return _event_body(data)
 
 
 def _same_args(record: Record, digest: str | None) -> None:
