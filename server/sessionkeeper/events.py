@@ -146,6 +146,19 @@ def _todo(r: Record) -> str:
     return f"todos {done}/{len(items)} done"
 
 
+def _git_moved(r: Record) -> str:
+    old, new = r.get("from_branch"), r.get("to_branch")
+    if old != new:
+        text = f"checkout {old or 'detached'} → {new or 'detached'}"
+    else:
+        text = f"HEAD {(r.get('from_head') or '-')[:7]} → {(r.get('to_head') or '-')[:7]}"
+    files, touched = r.get("files") or 0, r.get("touched") or []
+    if files:
+        text += f" ({files} file{'s' if files != 1 else ''}"
+        text += f", {len(touched)} touched by the session)" if touched else ")"
+    return text
+
+
 def _checkpoint(r: Record) -> str:
     meta = r.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
@@ -186,6 +199,7 @@ RULES: Mapping[str, TypeRule] = MappingProxyType({
                             lambda r: f"{r.get('approval_mode')} / {r.get('sandbox_policy')}"),
     "baseline": TypeRule("client", lambda r: f"baseline {r.get('branch') or 'detached'} "
                                              f"@ {(r.get('head') or '-')[:10]}"),
+    "git_moved": TypeRule("client", _git_moved),
     "checkpoint": TypeRule("client", _checkpoint),
     "checkpoint_writes": TypeRule("client", lambda r: f"{len(r.get('writes') or [])} pending "
                                                       f"write(s) of task {r.get('task_id')}"),

@@ -358,6 +358,29 @@ class Baseline(GitBaseline, Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GitMoved(Event):
+    """HEAD moved while the session ran (a checkout, commit or reset seen by the editor's watcher).
+
+    The files the move rewrote are the checkout's, not the user's edits: they get no file_change.
+    The session's baseline stays as recorded, so the move shows as drift until switched back.
+    """
+
+    type: Literal["git_moved"] = "git_moved"
+    from_branch: str | None = None
+    """The branch checked out before (None: detached)."""
+    to_branch: str | None = None
+    """The branch checked out now (None: detached)."""
+    from_head: str | None = None
+    """The commit before."""
+    to_head: str | None = None
+    """The commit now."""
+    files: int = 0
+    """Workspace files the move rewrote."""
+    touched: list[str] = field(default_factory=list)
+    """Of those, the files the session had recorded (workspace-relative)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Snapshot(Event):
     """The folded state of every subsystem through `through_seq` of this thread."""
 
@@ -470,7 +493,7 @@ class Transcript(Event):
 
 RECORD_CLASSES: tuple[type[Event], ...] = (
     SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange, Cost,
-    PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
+    PermissionsChanged, ModelChanged, Compacted, Title, Baseline, GitMoved, Snapshot,
     GraphCheckpoint, GraphWrites, GraphRemoved, Transcript,
 )
 

@@ -19,6 +19,7 @@ from .schema import (
     Cost,
     Event,
     FileChange,
+    GitMoved,
     GraphCheckpoint,
     GraphRemoved,
     GraphWrites,
@@ -38,7 +39,7 @@ from .schema import (
 AnyEvent = Annotated[
     Union[  # noqa: UP007 - pydantic discriminated unions read best this way
         SessionMeta, Lifecycle, Message, Operation, Todo, Verifier, FileChange,
-        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, Snapshot,
+        Cost, PermissionsChanged, ModelChanged, Compacted, Title, Baseline, GitMoved, Snapshot,
         GraphCheckpoint, GraphWrites, GraphRemoved, Transcript,
     ],
     Field(discriminator="type"),

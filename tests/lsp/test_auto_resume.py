@@ -49,7 +49,7 @@ async def test_auto_resume_on_drift_asks_and_forks_when_the_user_picks_fork(
     assert len(client.asked) == 1
     question = client.asked[0]
     assert "branch: fix/payment → elsewhere" in question.message
-    assert [a.title for a in question.actions] == ["Continue", "Switch back", "Fork", "Cancel"]
+    assert [a.title for a in question.actions] == ["Fork", "Switch back", "Continue", "Cancel"]
 
 
 async def test_auto_resume_on_drift_continue_keeps_the_thread_and_flags_drift(

@@ -14,7 +14,7 @@ from sessionkeeper.lsp import convert
 from sessionkeeper.lsp.app import dispatch
 from sessionkeeper.lsp.options import ServerOptions
 from sessionkeeper.lsp.rpc import InvalidParams
-from sessionkeeper.lsp.server import DID_CHANGE, SessionKeeperServer
+from sessionkeeper.lsp.server import DID_CHANGE, DID_CHANGE_THREADS, SessionKeeperServer
 from sessionkeeper.lsp.watch import Change, file_change_events, hash_changes
 from sessionkeeper.recovery.summary import ThreadSummary
 
@@ -31,14 +31,20 @@ def server(store_dir: Path, repo: Path) -> Iterator[SessionKeeperServer]:
     ls.close_all()
 
 
+def statuses(server: SessionKeeperServer) -> list[Any]:
+    """The session/didChange params the server sent, in order."""
+    return [params for method, params in server.sent if method == DID_CHANGE]
+
+
 async def test_start_record_list_show_in_process(server: SessionKeeperServer, repo: Path) -> None:
     """Fixtures: `server` (in-process, on `store_dir`), `repo` (git repo on fix/payment)."""
     started = await dispatch(server, "session/start", {"title": "in process"})
-    assert server.sent[-1] == (DID_CHANGE, await dispatch(server, "session/current", {}))
+    assert statuses(server)[-1] == await dispatch(server, "session/current", {})
+    assert server.sent[-1] == (DID_CHANGE_THREADS, {"reason": "started"})
     acks = await dispatch(server, "session/record", {"session_id": started["session_id"], "events": [
         {"type": "todo", "items": [{"id": "a", "text": "t", "status": "done"}]}]})
     assert acks["acks"][0]["duplicate"] is False
-    assert server.sent[-1][1]["todos"] == {"done": 1, "total": 1}
+    assert statuses(server)[-1]["todos"] == {"done": 1, "total": 1}
     listed = await dispatch(server, "session/list", {})
     assert listed["threads"][0]["state"] == "ok" and listed["threads"][0]["todos"] == {
         "done": 1, "total": 1}
@@ -73,7 +79,8 @@ async def test_archive_of_the_current_thread_closes_it_and_all_lists_it(
     started = await dispatch(server, "session/start", {})
     assert await dispatch(server, "session/archive", {"thread_id": started["thread_id"]}) == {
         "thread_id": started["thread_id"], "archived": True}
-    assert server.sent[-1] == (DID_CHANGE, None)
+    assert statuses(server)[-1] is None
+    assert server.sent[-1] == (DID_CHANGE_THREADS, {"reason": "archived"})
     assert (await dispatch(server, "session/list", {}))["threads"] == []
     archived = (await dispatch(server, "session/list", {"all": True}))["threads"]
     assert archived[0]["archived"] is True
@@ -94,7 +101,7 @@ async def test_clear_and_compact_return_seqs_and_resume_of_own_thread_reopens_it
                                                         "workspace": str(repo)})
     assert resumed["thread_id"] == started["thread_id"]
     assert resumed["session_id"] not in (None, started["session_id"])
-    assert server.sent[-1][1]["verdict"] == "ok"
+    assert statuses(server)[-1]["verdict"] == "ok"
 
 
 @pytest.mark.parametrize(("raw", "code"), [
@@ -153,6 +160,8 @@ async def test_watched_changes_recorded_through_the_domain_worker(
     server.watcher = None
     shown = await dispatch(server, "session/show", {"thread_id": started["thread_id"]})
     assert shown["timeline"][-1]["summary"] == "payment.py by user"
+    assert (shown["timeline"][-1]["path"], shown["timeline"][-1]["author"]) == ("payment.py", "user")
+    assert shown["timeline"][0]["path"] is None  # only file changes name a file
 
 
 def test_cursor_round_trips_and_rejects_foreign_text() -> None:
@@ -181,3 +190,17 @@ async def test_cancelled_reindex_answers_request_cancelled_and_keeps_the_index(
     assert values[-1].message == "cancelled"
     listed = await dispatch(server, "session/list", {})
     assert [t["thread_id"] for t in listed["threads"]] == [started["thread_id"]]
+
+
+async def test_list_of_all_workspaces_includes_threads_of_other_folders(
+        server: SessionKeeperServer, repo: Path, tmp_path: Path) -> None:
+    """Fixtures: `server` (workspace `repo`), and a second folder with a thread of its own."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    here = await dispatch(server, "session/start", {"title": "here"})
+    there = await dispatch(server, "session/start", {"title": "there", "workspace": str(other)})
+    mine = (await dispatch(server, "session/list", {}))["threads"]
+    assert [t["thread_id"] for t in mine] == [here["thread_id"]]
+    every = (await dispatch(server, "session/list", {"all_workspaces": True}))["threads"]
+    assert [t["thread_id"] for t in every] == [there["thread_id"], here["thread_id"]]
+    assert every[0]["cwd"] == str(other.resolve()) and every[0]["current"] is True

@@ -6,7 +6,6 @@
 #     check), python3-venv; nodejs only when node is missing (code-server 4.100.x needs Node 20)
 #   - code-server $CODE_SERVER_VERSION from npm into $E2E_CACHE/code-server (recipe: shared ide-stack.md §3.2)
 #   - playwright-core and the rest of the extension's devDependencies (`npm ci`)
-#   - $E2E_CACHE/venv: pygls for the fake server
 #   - $E2E_CACHE/venv-real: `pip install -e <repo>` for the real server; rebuilt when the import
 #     fails or <repo>/pyproject.toml changed since it was built (the editable install follows
 #     source edits by itself)
@@ -91,17 +90,6 @@ if [ ! -f "$HERE/node_modules/playwright-core/package.json" ]; then
   did=1
 fi
 
-# --- venv for the fake server ------------------------------------------------------------------
-VENV=$E2E_CACHE/venv
-# (Not `pip show | grep -q`: with pipefail, grep closing the pipe early fails the check.)
-if ! "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pygls") != "2.1.1")' >/dev/null 2>&1; then
-  log "creating $VENV (pygls==2.1.1)"
-  rm -rf "$VENV"
-  run venv "$PY" -m venv "$VENV"
-  run venv "$VENV/bin/pip" install -q --disable-pip-version-check pygls==2.1.1
-  did=1
-fi
-
 # --- venv for the real server: an editable install of the repository ---------------------------
 VENV_REAL=$E2E_CACHE/venv-real
 want=$(sha256sum "$REPO/pyproject.toml" | cut -d' ' -f1)
@@ -118,4 +106,4 @@ if [ "$have" != "$want" ] || [ ! -x "$VENV_REAL/bin/python" ] \
   did=1
 fi
 
-if [ "$did" = 1 ]; then log "done"; else log "all present (code-server $CODE_SERVER_VERSION, chromium, playwright-core, venvs)"; fi
+if [ "$did" = 1 ]; then log "done"; else log "all present (code-server $CODE_SERVER_VERSION, chromium, playwright-core, venv-real)"; fi

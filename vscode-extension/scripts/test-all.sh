@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Everything, in order: npm ci -> build (typecheck + bundle) -> unit tests -> e2e in code-server.
+# Everything, in order: npm ci -> protocol types current -> build (typecheck + bundle) -> unit tests -> e2e in code-server.
 # Exits non-zero on any failure and ends with "N passed, M failed" (unit + e2e checks).
-# The e2e runs against each server in E2E_SERVERS, default "real fake": first the real
-# `python -m sessionkeeper serve` (store seeded with the real CLI), then the canned fake server.
+# The e2e runs against the real `python -m sessionkeeper serve` (store seeded with the real CLI).
 # SKIP_E2E=1 skips the e2e (e.g. on a machine without apt access); the skip is announced and
 # counted as one failure, so it is never mistaken for a full pass. An e2e run that prints no
 # "e2e: N passed, M failed" line, or passes zero checks, counts as a failure.
@@ -23,6 +22,11 @@ if ! npm ci --no-audit --no-fund > "$TMP/ci.log" 2>&1; then
   cat "$TMP/ci.log"; echo "npm ci failed"; failed=$((failed + 1)); echo "$passed passed, $failed failed"; exit 1
 fi
 tail -1 "$TMP/ci.log"
+
+step "protocol types (src/protocol.gen.ts from protocol/schema.json)"
+if ! node scripts/gen-protocol.mjs --check; then
+  echo "stale protocol types"; failed=$((failed + 1)); echo "$passed passed, $failed failed"; exit 1
+fi
 
 step "build"
 if ! npm run -s build; then
@@ -49,13 +53,11 @@ if [ "${SKIP_E2E:-0}" = 1 ]; then
   summary+=("e2e: SKIPPED (SKIP_E2E=1), counted as 1 failed")
   failed=$((failed + 1)); rc=1
 else
-  skip_package=0
-  for server in ${E2E_SERVERS:-real fake}; do
+  for server in real; do
     step "e2e against the $server server (code-server + headless chromium)"
     t0=$(date +%s)
-    E2E_SERVER=$server SKIP_PACKAGE=$skip_package bash scripts/e2e.sh 2>&1 | tee "$TMP/e2e-$server.log"
+    bash scripts/e2e.sh 2>&1 | tee "$TMP/e2e-$server.log"
     e2e_rc=${PIPESTATUS[0]}
-    skip_package=1   # the .vsix is built once
     line=$(grep -E '^e2e: [0-9]+ passed, [0-9]+ failed' "$TMP/e2e-$server.log" | tail -1)
     ep=$(echo "$line" | sed -nE 's/^e2e: ([0-9]+) passed.*/\1/p'); ef=$(echo "$line" | sed -nE 's/^e2e: [0-9]+ passed, ([0-9]+) failed.*/\1/p')
     ep=${ep:-0}; ef=${ef:-0}

@@ -3,28 +3,28 @@
  * Pure over a `Requester`; the workspace and durability come from injected getters.
  */
 
-import type { Durability, Requester, ResumeResult, StartResult, Status, RecordResult } from './protocol';
+import type { Decision, Durability, RecordParams, Requester, ResumeResult, StartResult, Status, RecordResult } from './protocol';
 
 export interface StartThreadOptions {
   title?: string;
   /** Defaults to the first workspace folder. */
   workspace?: string;
-  permissions?: unknown;
-  model?: unknown;
+  permissions?: Record<string, unknown>;
+  model?: string;
 }
 
 export interface ResumeOptions {
   /** Defaults to the first workspace folder. */
   workspace?: string;
   /** Non-interactive decision for a drifted workspace; without it a drift is returned, not continued. */
-  decision?: 'continue' | 'fork' | 'switch_back' | 'cancel';
+  decision?: Extract<Decision, 'continue' | 'fork' | 'switch_back' | 'cancel'>;
 }
 
 export interface SessionKeeperApi {
   /** Starts a new thread (and its first session) in the workspace. */
   startThread(options?: StartThreadOptions): Promise<StartResult>;
   /** Appends events to a session; resolves once they reached `durability` (default: the setting). */
-  record(sessionId: string, events: unknown[], durability?: Durability): Promise<RecordResult>;
+  record(sessionId: string, events: Record<string, unknown>[], durability?: Durability): Promise<RecordResult>;
   /**
    * Resumes a thread (the latest of the workspace when `threadId` is undefined). It never continues
    * silently on drift: without `options.decision` a non-ok check is returned as `{report}` only.
@@ -52,8 +52,11 @@ export function createApi(deps: ApiDeps): SessionKeeperApi {
       const { workspace, ...rest } = o;
       return deps.request('session/start', { workspace: need(workspace ?? deps.workspace()), ...rest });
     },
-    record: (sessionId, events, durability) =>
-      deps.request('session/record', { session_id: sessionId, events, durability: durability ?? deps.durability() }),
+    record: async (sessionId, events, durability) => {
+      if (!events.length) throw new Error('Session Keeper: record needs at least one event.');
+      const batch = events as RecordParams['events'];
+      return deps.request('session/record', { session_id: sessionId, events: batch, durability: durability ?? deps.durability() });
+    },
     resume: async (threadId, o = {}) => {
       const workspace = need(o.workspace ?? deps.workspace());
       const report = await deps.request(

@@ -1,56 +1,74 @@
 /**
  * Glue: registers the `sessionKeeper.<verb>` commands and connects the pure flows (picker,
- * resume, details) to the editor through vscodeapi.ts and to the server through SessionServer.
+ * resume, archive, content, details) to the editor through vscodeapi.ts and to the server.
+ * Every command failure is logged and shown once; every resume, decision and archive is logged
+ * (the flows do it) at info level.
  */
 
+import { archiveWithUndo, unarchive } from './archive';
+import { entryArg, threadArg, type ThreadArg } from './args';
+import { BLOB_SCHEME, blobText, openDiff, rewindFlow, showChanges, type ContentDeps } from './content';
+import type { DetailsPanels } from './detailsPanel';
+import { shellQuote } from './format';
 import { errorMessage, type Logger } from './log';
-import type { ListParams, Report, Requester, ThreadSummary } from './protocol';
-import { resumeFlow, type ResumeUi } from './resume';
-import { renderDetails, detailsPath, reportPath, SCHEME, threadIdFromPath } from './ui/details';
-import { renderReportMarkdown } from './ui/drift';
-import { actionItems, pickThread, type PickerItem, type ThreadAction } from './ui/picker';
+import type { ListParams, Report, Requester } from './protocol';
+import { resumeFlow, type ResumeDeps, type ResumeUi } from './resume';
+import type { SessionsModel } from './sessions';
+import { pickThread, type PickerItem, type Picked } from './ui/picker';
 import * as api from './vscodeapi';
 
 export interface CommandDeps {
   request: Requester;
   log: Logger & { show(preserveFocus?: boolean): void };
+  sessions: SessionsModel;
+  details: DetailsPanels;
   restartServer(): Promise<void>;
   refreshStatus(): Promise<void>;
-}
-
-/** A thread passed as a command argument: a ThreadSummary (from the picker) or a thread id. */
-type ThreadArg = ThreadSummary | string | undefined;
-
-/** Accepts a thread id or a ThreadSummary; anything else (e.g. a Uri from a menu) means "ask". */
-function threadArg(a: unknown): ThreadArg {
-  if (typeof a === 'string' && a) return a;
-  if (a && typeof a === 'object' && typeof (a as { thread_id?: unknown }).thread_id === 'string') return a as ThreadSummary;
-  return undefined;
+  currentThread(): string | undefined;
+  showServerProblem(): Promise<void>;
+  installServer(): Promise<void>;
+  selectInterpreter(): Promise<void>;
+  connectAgents(): Promise<void>;
+  /** Shows a report in a page. */
+  showReport(report: Report, title: string): Promise<void>;
 }
 
 export class Commands {
-  private readonly reports = new Map<string, string>();
-  private readonly docs: ReturnType<typeof api.registerDocumentProvider>;
+  private readonly blobs: ReturnType<typeof api.registerDocumentProvider>;
 
   constructor(private readonly deps: CommandDeps) {
-    this.docs = api.registerDocumentProvider(SCHEME, (path) => this.provide(path));
+    this.blobs = api.registerDocumentProvider(BLOB_SCHEME, (path) => blobText(deps.request, path));
   }
 
   /** Registers every command; returns the disposables. */
   register(): api.Disposable[] {
     const cmd = (verb: string, fn: (arg?: unknown) => Promise<unknown>): api.Disposable =>
       api.registerCommand(`sessionKeeper.${verb}`, (arg?: unknown) => this.guard(verb, () => fn(arg)));
+    const d = this.deps;
     return [
-      this.docs.disposable,
+      this.blobs.disposable,
       cmd('pickSession', () => this.pickSession()),
       cmd('resume', (a) => this.resume(threadArg(a))),
       cmd('fork', (a) => this.fork(threadArg(a))),
-      cmd('archive', (a) => this.setArchived(threadArg(a), true)),
-      cmd('unarchive', (a) => this.setArchived(threadArg(a), false)),
+      cmd('archive', (a) => this.archive(threadArg(a))),
+      cmd('unarchive', (a) => this.unarchive(threadArg(a))),
       cmd('showDetails', (a) => this.showDetails(threadArg(a))),
+      cmd('showChanges', (a) => this.changes(threadArg(a))),
+      cmd('openDiff', (a) => this.openDiff(a)),
+      cmd('rewindFile', (a) => this.rewind(a, true)),
+      cmd('rewindTo', (a) => this.rewind(a, false)),
       cmd('reindex', () => this.reindex()),
-      cmd('restartServer', () => this.deps.restartServer()),
-      cmd('openLog', async () => this.deps.log.show()),
+      cmd('refreshSessions', () => d.sessions.refresh()),
+      cmd('loadMoreSessions', () => d.sessions.loadMore()),
+      cmd('showAllWorkspaces', () => this.setAllWorkspaces(true)),
+      cmd('showThisWorkspace', () => this.setAllWorkspaces(false)),
+      cmd('restartServer', () => d.restartServer()),
+      cmd('showServerProblem', () => d.showServerProblem()),
+      cmd('installServer', () => d.installServer()),
+      cmd('selectInterpreter', () => d.selectInterpreter()),
+      cmd('connectAgents', () => d.connectAgents()),
+      cmd('openSettings', async () => api.executeCommand('workbench.action.openSettings', '@ext:sessionkeeper.session-keeper')),
+      cmd('openLog', async () => d.log.show()),
     ];
   }
 
@@ -72,109 +90,136 @@ export class Commands {
   }
 
   /** Lazily lists this workspace's threads in a QuickPick (paged). */
-  private pick(title: string, filter: Omit<ListParams, 'cursor'> = {}): Promise<ThreadSummary | undefined> {
+  private pick(title: string, filter: Omit<ListParams, 'cursor'> = {}, placeholder?: string): Promise<Picked | undefined> {
     const workspace = this.workspace();
     return pickThread(
       {
-        createQuickPick: () => api.createQuickPick<PickerItem>(),
+        createQuickPick: () => api.createPlainQuickPick<NonNullable<PickerItem['buttons']>[number], PickerItem>(),
         list: (cursor) => this.deps.request('session/list', { workspace, limit: 50, ...filter, ...(cursor ? { cursor } : {}) }),
         onError: (err) => this.deps.log.error(`session/list: ${errorMessage(err)}`),
       },
       title,
+      placeholder,
     );
   }
 
-  private async thread(arg: ThreadArg, title: string, filter?: Omit<ListParams, 'cursor'>): Promise<ThreadSummary | string | undefined> {
-    return arg ?? (await this.pick(title, filter));
+  private async thread(arg: ThreadArg, title: string, filter?: Omit<ListParams, 'cursor'>): Promise<ThreadArg> {
+    return arg ?? (await this.pick(title, filter, 'Pick a session'))?.thread;
   }
 
   async pickSession(): Promise<void> {
-    const t = await this.pick('Session Keeper: Sessions');
-    if (!t) return;
-    const action = await api.showQuickPick(actionItems(t), { title: t.title || t.thread_id, placeHolder: 'What do you want to do with this session?' });
-    if (action?.action) await this.run(action.action, t);
+    const picked = await this.pick('Session Keeper: Agent Sessions');
+    if (!picked) return;
+    const t = picked.thread;
+    switch (picked.action) {
+      case 'accept': case 'resume': await this.resume(t); return;
+      case 'fork': await this.fork(t); return;
+      case 'archive': await this.archive(t); return;
+      case 'unarchive': await this.unarchive(t); return;
+      case 'details': await this.showDetails(t); return;
+    }
   }
 
-  private run(action: ThreadAction, t: ThreadSummary): Promise<unknown> {
-    switch (action) {
-      case 'resume': return this.resume(t);
-      case 'fork': return this.fork(t);
-      case 'archive': return this.setArchived(t, true);
-      case 'unarchive': return this.setArchived(t, false);
-      case 'details': return this.showDetails(t);
-    }
+  resumeDeps(): ResumeDeps {
+    return { request: this.deps.request, ui: this.resumeUi(), workspace: this.workspace(), log: this.deps.log, currentThread: this.deps.currentThread };
   }
 
   async resume(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Resume which session?');
     if (!t) return;
-    const [id, title] = typeof t === 'string' ? [t, undefined] : [t.thread_id, t.title];
-    await resumeFlow({ request: this.deps.request, ui: this.resumeUi(), workspace: this.workspace() }, id, title);
+    await resumeFlow(this.resumeDeps(), t.thread_id, t.title ?? undefined);
     await this.deps.refreshStatus();
   }
 
   async fork(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Fork which session?');
     if (!t) return;
-    const id = typeof t === 'string' ? t : t.thread_id;
-    const r = await this.deps.request('session/fork', { thread_id: id, workspace: this.workspace() });
-    await api.showMessage('info', `Session Keeper: forked into new thread ${r.thread_id}.`);
+    const r = await this.deps.request('session/fork', { thread_id: t.thread_id, workspace: this.workspace() });
+    this.deps.log.info(`Forked “${t.title ?? t.thread_id}” (${t.thread_id}) into ${r.thread_id}`);
+    void api.showMessage('info', `Session Keeper: forked “${t.title ?? t.thread_id}” into a new thread; it is now the current session.`);
     await this.deps.refreshStatus();
   }
 
-  async setArchived(arg: ThreadArg, archived: boolean): Promise<void> {
-    const verb = archived ? 'Archive' : 'Unarchive';
-    const t = await this.thread(arg, `Session Keeper: ${verb} which session?`, archived ? {} : { all: true });
+  async archive(arg: ThreadArg): Promise<void> {
+    const t = await this.thread(arg, 'Session Keeper: Archive which session?');
     if (!t) return;
-    const id = typeof t === 'string' ? t : t.thread_id;
-    const r = await this.deps.request(archived ? 'session/archive' : 'session/unarchive', { thread_id: id });
-    await api.showMessage('info', `Session Keeper: ${r.archived ? 'archived' : 'unarchived'} ${typeof t === 'string' ? t : `“${t.title}”`}.`);
+    await archiveWithUndo({ request: this.deps.request, notify: (m, l) => Promise.resolve(api.showMessage('info', m, l)), log: this.deps.log }, t);
+  }
+
+  async unarchive(arg: ThreadArg): Promise<void> {
+    const t = await this.thread(arg, 'Session Keeper: Unarchive which session?', { all: true });
+    if (!t) return;
+    await unarchive({ request: this.deps.request, notify: (m, l) => Promise.resolve(api.showMessage('info', m, l)), log: this.deps.log }, t);
   }
 
   async showDetails(arg: ThreadArg): Promise<void> {
     const t = await this.thread(arg, 'Session Keeper: Details of which session?');
+    if (t) await this.deps.details.open(t.thread_id);
+  }
+
+  private setAllWorkspaces(all: boolean): Promise<unknown> {
+    this.deps.sessions.setAllWorkspaces(all);
+    return Promise.resolve(api.setContext('sessionKeeper.allWorkspaces', all));
+  }
+
+  contentDeps(): ContentDeps {
+    return {
+      request: this.deps.request, log: this.deps.log,
+      ui: {
+        blobUri: (p) => api.virtualUri(BLOB_SCHEME, p),
+        fileUri: (p) => api.fileUri(p),
+        diff: (l, r, title) => api.openDiff(l, r, title),
+        changes: (title, files) => api.openChanges(title, files),
+        modal: (s, m, d, l) => Promise.resolve(api.showModal(s, m, d, l)),
+        notify: (s, m, l) => Promise.resolve(api.showMessage(s, m, l)),
+      },
+    };
+  }
+
+  async openDiff(a: unknown): Promise<void> {
+    const at = entryArg(a);
+    if (!at?.path) throw new Error('Open diff needs a file change of a timeline');
+    await openDiff(this.contentDeps(), { thread_id: at.thread_id, seq: at.seq, path: at.path });
+  }
+
+  async rewind(a: unknown, oneFile: boolean): Promise<void> {
+    const at = entryArg(a);
+    if (!at || (oneFile && !at.path)) throw new Error('Rewind needs an event of a timeline');
+    const paths = oneFile && at.path ? [at.path] : undefined;
+    await rewindFlow(this.contentDeps(), { thread_id: at.thread_id, to_seq: at.seq, ...(paths ? { paths } : {}) },
+      paths ? paths[0] ?? 'the file' : 'the files of the session');
+    this.deps.details.refresh(at.thread_id);
+  }
+
+  async changes(arg: ThreadArg): Promise<void> {
+    const t = await this.thread(arg, 'Session Keeper: Changes of which session?');
     if (!t) return;
-    const path = typeof t === 'string' ? detailsPath(t) : detailsPath(t.thread_id, t.title);
-    this.docs.refresh(path);
-    await api.openVirtualDocument(SCHEME, path);
+    const shown = await this.deps.sessions.show(t.thread_id);
+    await showChanges(this.contentDeps(), { thread_id: t.thread_id, title: shown.thread.title ?? t.thread_id, workspace: shown.thread.cwd ?? this.workspace() });
   }
 
   async reindex(): Promise<void> {
     const r = await api.withProgress('Session Keeper: rebuilding the session index', () => this.deps.request('session/reindex', {}));
     const damaged = r.damaged ? `, ${r.damaged} damaged` : '';
+    this.deps.log.info(`Reindexed: ${r.threads} threads, ${r.sessions} sessions${damaged}`);
     await api.showMessage(r.damaged ? 'warning' : 'info', `Session Keeper: indexed ${r.threads} threads and ${r.sessions} sessions${damaged}.`);
   }
 
-  /** Content of the `sessionkeeper:` documents: thread details (fetched) or a stored report. */
-  private async provide(path: string): Promise<string> {
-    const stored = this.reports.get(path);
-    if (stored !== undefined) return stored;
-    const id = threadIdFromPath(path);
-    if (!id) return `Unknown Session Keeper document: ${path}\n`;
-    try {
-      return renderDetails(await this.deps.request('session/show', { thread_id: id }));
-    } catch (err) {
-      return `# Could not load thread ${id}\n\n${errorMessage(err)}\n`;
-    }
-  }
-
-  private resumeUi(): ResumeUi {
+  resumeUi(): ResumeUi {
     return {
       modal: (severity, message, detail, labels) => Promise.resolve(api.showModal(severity, message, detail, labels)),
       notify: (severity, message, labels) => Promise.resolve(api.showMessage(severity, message, labels)),
-      showReport: async (report: Report, title: string) => {
-        const path = reportPath(report.thread_id);
-        this.reports.set(path, renderReportMarkdown(report, title));
-        this.docs.refresh(path);
-        await api.openVirtualDocument(SCHEME, path);
-      },
+      showReport: (report, title) => this.deps.showReport(report, title),
+      showDetails: (id) => this.deps.details.open(id),
       exportThread: async (threadId: string) => {
         const show = await this.deps.request('session/show', { thread_id: threadId });
         await api.openUntitledJson(JSON.stringify(show, null, 2));
       },
       openFile: (path: string) => api.openFile(path),
-      copy: async (text: string) => {
-        await api.writeClipboard(text);
+      openFolder: (path: string) => api.openFolderInNewWindow(path),
+      openSourceControl: async () => { await api.executeCommand('workbench.view.scm'); },
+      runAgent: (command, title) => {
+        api.runInTerminal({ name: `${title} — resume`, cwd: command.cwd, text: command.argv.map(shellQuote).join(' ') });
       },
     };
   }

@@ -1,9 +1,9 @@
 /** Small pure formatting helpers shared by the UI modules (no `vscode` import). */
 
-import type { Progress, TestProgress, Verdict } from './protocol';
+import type { Progress, TestResults, Verdict } from './protocol';
 
 /** "3/5" or undefined when there is nothing to show. */
-export function fraction(p: Progress | TestProgress | null | undefined): string | undefined {
+export function fraction(p: Progress | TestResults | null | undefined): string | undefined {
   if (!p || typeof p.total !== 'number' || p.total <= 0) return undefined;
   const done = 'done' in p ? p.done : p.passed;
   return `${done}/${p.total}`;
@@ -48,4 +48,24 @@ export function brief(value: unknown, max = 80): string {
 /** Shortens a canonical UUID to its first block for display. */
 export function shortId(id: string | null | undefined): string {
   return id ? id.split('-')[0] ?? id : '—';
+}
+
+/** "$0.42" (cents), or undefined when no money was spent or recorded. */
+export function money(usd: number | null | undefined): string | undefined {
+  return typeof usd === 'number' && usd > 0 ? `$${usd.toFixed(2)}` : undefined;
+}
+
+/** "1 file" / "2 files" ("1 entry" / "2 entries" with `many`). */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/** Escapes text for HTML (webviews) and Markdown tooltips alike. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+/** POSIX shell quoting for a terminal command line. */
+export function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

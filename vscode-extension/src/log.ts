@@ -1,17 +1,11 @@
 /**
  * The one log of the extension: a LogOutputChannel shared with the language client (server
- * stderr and traces land there too). Logic modules receive the small `Logger` interface.
+ * stderr and traces land there too). Logic modules receive the small `Logger` interface (errors.ts).
  */
 
 import { createLogOutputChannel, type LogOutputChannel } from './vscodeapi';
 
-export interface Logger {
-  trace(message: string): void;
-  debug(message: string): void;
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string | Error): void;
-}
+export { errorMessage, type Logger } from './errors';
 
 let channel: LogOutputChannel | undefined;
 
@@ -19,19 +13,4 @@ let channel: LogOutputChannel | undefined;
 export function logChannel(): LogOutputChannel {
   channel ??= createLogOutputChannel('Session Keeper');
   return channel;
-}
-
-export function logger(): Logger {
-  return logChannel();
-}
-
-/** A readable message for any thrown value, including JSON-RPC errors (code + message). */
-export function errorMessage(err: unknown): string {
-  if (err && typeof err === 'object') {
-    const e = err as { code?: unknown; message?: unknown; data?: { error?: unknown } };
-    const msg = typeof e.message === 'string' ? e.message : String(err);
-    const name = typeof e.data?.error === 'string' ? `${e.data.error}, ` : '';
-    return typeof e.code === 'number' ? `${msg} (${name}code ${e.code})` : msg;
-  }
-  return String(err);
 }

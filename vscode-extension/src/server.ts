@@ -1,12 +1,15 @@
 /**
- * Owns the language client: starts `<python> -m sessionkeeper serve` (languageclient appends
- * `--stdio`), forwards `session/didChange`, sends typed requests, restarts (debounced).
+ * Owns the language client: probes the interpreter first (firstRun.ts), starts `<python> -m
+ * sessionkeeper serve` (languageclient appends `--stdio`), forwards `session/didChange` and
+ * `session/didChangeThreads`, sends typed requests, restarts (debounced).
  */
 
 import { CloseAction, ErrorAction, State } from 'vscode-languageclient';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { classify, probeFor, type Problem } from './firstRun';
 import { errorMessage } from './log';
-import { Method, Notification, type RequestMethod, type Requests, type Status } from './protocol';
+import { DID_CHANGE, DID_CHANGE_THREADS, type AllRequests, type RequestMethod, type Status, type ThreadsChanged } from './protocol';
+import { runProbe } from './python';
 import { RestartPolicy } from './restartPolicy';
 import type { Launch } from './settings';
 import type { ServerPhase } from './ui/statusBar';
@@ -20,6 +23,16 @@ export interface ServerHooks {
   workspace(): string | undefined;
   onStatus(status: Status | null): void;
   onPhase(phase: ServerPhase): void;
+  onThreadsChanged(reason: string): void;
+  /** What keeps the server from starting (undefined: it started, or the cause is unknown). */
+  onProblem(problem: Problem | undefined): void;
+}
+
+/** The server cannot start, and why (from the first-run probe). */
+export class StartProblem extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.message);
+  }
 }
 
 export class SessionServer implements Disposable {
@@ -43,6 +56,18 @@ export class SessionServer implements Disposable {
     this.hooks.onPhase('starting');
     const launch = await this.hooks.launch();
     const cwd = this.hooks.workspace();
+    const probe = probeFor(launch);
+    if (probe) {
+      const out = await runProbe(probe.command, probe.args, { env: { ...process.env, ...launch.env }, ...(cwd ? { cwd } : {}) });
+      const problem = classify(launch.command, out);
+      if (problem) {
+        this.log.error(`Server not started: ${problem.message}. Probe: ${[probe.command, ...probe.args].join(' ')} → exit ${out.code ?? out.spawnError}; stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+        this.hooks.onProblem(problem);
+        this.hooks.onPhase('failed');
+        throw new StartProblem(problem);
+      }
+    }
+    this.hooks.onProblem(undefined);
     this.log.info(`Starting server (${launch.source}): ${[launch.command, ...launch.args, '--stdio'].join(' ')}`);
     const serverOptions: ServerOptions = {
       command: launch.command,
@@ -76,7 +101,8 @@ export class SessionServer implements Disposable {
       },
     };
     const client = new LanguageClient('sessionKeeper', 'Session Keeper', serverOptions, clientOptions);
-    client.onNotification(Notification.didChange, (status: Status | null) => this.hooks.onStatus(status ?? null));
+    client.onNotification(DID_CHANGE, (status: Status | null) => this.hooks.onStatus(status ?? null));
+    client.onNotification(DID_CHANGE_THREADS, (p: ThreadsChanged | null) => this.hooks.onThreadsChanged(p?.reason ?? 'changed'));
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
       if (e.newState === State.Running) {
@@ -111,14 +137,14 @@ export class SessionServer implements Disposable {
   async refreshStatus(): Promise<void> {
     try {
       const client = await this.start();
-      this.hooks.onStatus((await client.sendRequest<Status | null>(Method.current, {})) ?? null);
+      this.hooks.onStatus((await client.sendRequest<Status | null>('session/current', {})) ?? null);
     } catch (err) {
       this.log.warn(`session/current failed: ${errorMessage(err)}`);
     }
   }
 
   /** Sends one typed request, starting the server first when needed. */
-  async request<M extends RequestMethod>(method: M, params: Requests[M][0]): Promise<Requests[M][1]> {
+  async request<M extends RequestMethod>(method: M, params: AllRequests[M][0]): Promise<AllRequests[M][1]> {
     let client = await this.start();
     if (client.state === State.Stopped) {
       // It crashed and was not restarted: a user action is worth one fresh start.
@@ -127,7 +153,7 @@ export class SessionServer implements Disposable {
     }
     this.log.debug(`→ ${method} ${JSON.stringify(params)}`);
     try {
-      return await client.sendRequest<Requests[M][1]>(method, params);
+      return await client.sendRequest<AllRequests[M][1]>(method, params);
     } catch (err) {
       this.log.error(`${method} failed: ${errorMessage(err)}`);
       throw err;
@@ -157,12 +183,15 @@ export class SessionServer implements Disposable {
     if (!this.disposed) await this.start();
   }
 
-  /** Restarts once `delayMs` after the last call (settings changes come in bursts). */
-  restartDebounced(delayMs = 1000): void {
+  /** Restarts once `delayMs` after the last call (settings changes come in bursts); `onFail` says why it failed. */
+  restartDebounced(delayMs = 1000, onFail?: (err: unknown) => void): void {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
-      this.restart().catch((err: unknown) => this.log.error(`Restart failed: ${errorMessage(err)}`));
+      this.restart().catch((err: unknown) => {
+        this.log.error(`Restart failed: ${errorMessage(err)}`);
+        onFail?.(err);
+      });
     }, delayMs);
   }
 

@@ -14,6 +14,8 @@ export interface Settings {
   durability: Durability;
   autoResume: boolean;
   redaction: boolean;
+  /** What "Install into the selected interpreter" passes to pip. */
+  installSpec: string;
 }
 
 /** Settings whose change requires a server restart. */
@@ -41,6 +43,7 @@ export function readSettings(cfg: ConfigGetter): Settings {
     durability: DURABILITY.includes(durability as Durability) ? (durability as Durability) : 'written',
     autoResume: cfg.get<unknown>('autoResume') === true,
     redaction: cfg.get<unknown>('redaction') !== false,
+    installSpec: str('installSpec') || 'sessionkeeper',
   };
 }
 

@@ -50,6 +50,7 @@ def setup_logging(level: str) -> None:
                                         max(value, logging.WARNING))
     for name in ("pygls", "pygls.protocol.json_rpc"):
         logging.getLogger(name).addFilter(_DomainErrorFilter())
+    logging.getLogger("watchfiles").setLevel(max(value, logging.WARNING))  # one line per batch
 
 
 def serve(*, store: str | None, tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> int:

@@ -18,6 +18,7 @@ from ..recovery.summary import Progress, ThreadSummary, tests_of, thread_summary
 from ..store.index import NATIVE, SessionRow, ThreadRow, threads_of
 from ..store.reader import Rollout
 from ..store.recorder import Ack
+from .live import Live, changed_paths
 from .protocol import AckOut, RecordResult, SessionSummary, Status, TimelineEntry
 from .rpc import InvalidParams
 
@@ -48,13 +49,15 @@ def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
 
 
 def live_summary(thread: ThreadSummary, session: Session, *,
-                 verdict: Verdict | None) -> ThreadSummary:
-    """A listed thread as its open session now stands (marked current)."""
-    live = session.summary()
+                 verdict: Verdict | None, live: Live | None = None) -> ThreadSummary:
+    """A listed thread as its open session now stands (marked current; live drift when known)."""
+    now = session.summary()
+    state, reason = (live.state, live.reason) if live else (verdict or thread.state,
+                                                           thread.state_reason)
     return dataclasses.replace(
-        thread, title=live["title"] or thread.title, branch=live["branch"], model=live["model"],
-        todos=todos_of(live), tests=tests_of(live), cost_usd=live["cost_usd"],
-        state=verdict or thread.state, current=True)
+        thread, title=now["title"] or thread.title, branch=now["branch"], model=now["model"],
+        todos=todos_of(now), tests=tests_of(now), cost_usd=now["cost_usd"],
+        state=state, state_reason=reason, current=True)
 
 
 def row_summary(row: ThreadRow | None, sessions: Sequence[SessionRow]) -> ThreadSummary:
@@ -80,19 +83,29 @@ def timeline(rollouts: Sequence[Rollout], *,
         for record in [rollout.meta or {}, *rollout.records]:
             line = describe(record)
             if line is not None:
-                entries.append(TimelineEntry(seq=record.get("seq"), ts=record.get("ts"),
-                                             type=record["type"], session_id=session, summary=line))
+                path = record.get("path") if record["type"] == "file_change" else None
+                entries.append(TimelineEntry(
+                    seq=record.get("seq"), ts=record.get("ts"), type=record["type"],
+                    session_id=session, summary=line,
+                    path=path if isinstance(path, str) else None,
+                    author=str(record.get("author", "agent")) if path else None))
     return entries[-limit:], len(entries)
 
 
-def status(session: Session, *, verdict: Verdict | None, drift: bool) -> Status:
-    """The Status of a live session (what the status bar shows)."""
+def status(session: Session, *, verdict: Verdict | None, drift: bool,
+           live: Live | None = None) -> Status:
+    """The Status of a live session (what the status bar shows), with its live drift if known."""
     summary = session.summary()
     return Status(
         thread_id=session.thread_id, session_id=session.session_id, agent=NATIVE,
         title=summary["title"], branch=summary["branch"], verdict=verdict, drift=drift,
         todos=todos_of(summary) or Progress(done=0, total=0), tests=tests_of(summary),
-        cost_usd=summary["cost_usd"] or 0.0)
+        cost_usd=summary["cost_usd"] or 0.0,
+        state=live.state if live else None, state_reason=live.reason if live else None,
+        differences=list(live.differences) if live else [],
+        changed_files=changed_paths(live.differences) if live else [],
+        invalidated=list(live.invalidated) if live else [],
+        workspace=session.workspace)
 
 
 def acks(items: Sequence[Ack]) -> RecordResult:

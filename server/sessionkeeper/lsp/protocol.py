@@ -8,7 +8,7 @@ Constraints are declared with `annotated_types`, so they are checked at runtime
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import annotated_types as at
@@ -16,8 +16,10 @@ import annotated_types as at
 from ..constraints import check
 from ..events import Durability, Record
 from ..ids import SessionId, ThreadId
+from ..recovery.findings import Difference, Invalidation
 from ..recovery.report import Decision, Report, Verdict
 from ..recovery.summary import Progress, TestResults, ThreadSummary
+from .gitops import Refusal
 
 _DOCS = {"use_attribute_docstrings": True}
 DurabilityName = Literal["none", "written", "durable"]
@@ -52,6 +54,8 @@ class ListParams(Params):
     """The workspace to list (default: the open folder); threads of other folders are left out."""
     all: bool = False
     """Include archived threads."""
+    all_workspaces: bool = False
+    """The threads of every workspace (`workspace` is then ignored)."""
     agent: str | None = None
     """Only threads of this agent (native, codex, claude)."""
     cursor: str | None = None
@@ -193,6 +197,10 @@ class TimelineEntry:
     session_id: str | None
     summary: str
     """One line for humans."""
+    path: str | None = None
+    """The file a file_change is about (workspace-relative)."""
+    author: str | None = None
+    """Who changed it (agent, user, external, ...), for a file_change."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,6 +235,60 @@ class Status:
     todos: Progress
     tests: TestResults | None
     cost_usd: float
+    state: Verdict | None = None
+    """The workspace against the session's baseline right now (live drift; None: not checked)."""
+    state_reason: str | None = None
+    """What differs now, in a few words ("branch fix/payment → main · 2 files changed outside")."""
+    differences: list[Difference] = field(default_factory=list)
+    """Every live difference, recorded → now."""
+    changed_files: list[str] = field(default_factory=list)
+    """The session's files that differ on disk now."""
+    invalidated: list[Invalidation] = field(default_factory=list)
+    """Restored state that can no longer be trusted now (e.g. tests older than an edit)."""
+    workspace: str | None = None
+    """Where the session runs."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThreadsChanged:
+    """session/didChangeThreads: the listing changed (a thread started, archived, HEAD moved ...)."""
+
+    __pydantic_config__ = _DOCS
+    reason: str
+    """What changed: started, forked, resumed, archived, unarchived, reindexed, git."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchBackParams(Params):
+    """session/switchBack: check out the branch a thread was recorded on (dry run by default)."""
+
+    thread_id: ThreadId
+    """The thread."""
+    workspace: str | None = None
+    """The worktree to switch (default: the open folder)."""
+    dry_run: bool = True
+    """Only say whether it can run and what it would do."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchBackResult:
+    """What a switch back would do or did; `refused` says why it did not (nothing ran then)."""
+
+    __pydantic_config__ = _DOCS
+    branch: str | None
+    """The recorded branch."""
+    command: str | None
+    """The git command, for display."""
+    ran: bool
+    """The checkout ran and succeeded."""
+    refused: Refusal | None
+    """Why it cannot (or did not) run; None: it can (dry run) or it did."""
+    message: str
+    """One line for humans."""
+    worktree: str | None
+    """The other worktree that has the branch checked out (refused: other_worktree)."""
+    uncommitted: list[str]
+    """Tracked files with uncommitted changes (refused: uncommitted)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,5 +361,6 @@ class ReindexResult:
     """Files that could not be indexed (see fsck)."""
 
 
-NOTIFICATIONS: dict[str, Any] = {"session/didChange": Status | None}
+NOTIFICATIONS: dict[str, Any] = {"session/didChange": Status | None,
+                                 "session/didChangeThreads": ThreadsChanged}
 """Server-to-client notifications and their params."""

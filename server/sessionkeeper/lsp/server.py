@@ -5,12 +5,16 @@ Invariants:
   so domain calls are serialized and never block the event loop;
 - notifications, progress and requests to the client are sent from the event-loop thread only;
 - nothing heavy happens before the first request: no Keeper (so no store, no index), no
-  GitPython, no watcher. `initialize` costs what pygls itself costs.
+  GitPython, no watcher. `initialize` costs what pygls itself costs;
+- live drift (`self.live`) is the current session checked against its workspace; it is computed
+  when the session becomes current and after every watched batch (files, HEAD, refs), never by
+  polling, and pushed with session/didChange; HEAD moving also sends session/didChangeThreads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -29,13 +33,17 @@ from pygls.protocol import (
 
 from .. import __version__
 from ..recovery.command_hooks import registry_from
+from ..recovery.plan import plan
 from ..recovery.report import Decision, Report, Verdict
 from ..recovery.subsystems.file_history import FileHistory
-from . import convert
+from . import convert, gitops
+from .checkout import explained_by_move, git_moved_event
+from .gitops import Head
+from .live import Live, assess_live
 from .options import ServerOptions
-from .protocol import ResumeResult, Status
+from .protocol import ResumeResult, Status, ThreadsChanged
 from .rpc import InvalidParams, unstructure
-from .watch import Change, Watcher, file_change_events
+from .watch import Batch, Change, Watcher, file_change_events
 
 if TYPE_CHECKING:
     from ..api import Keeper
@@ -44,10 +52,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("sessionkeeper.lsp")
 
 DID_CHANGE = "session/didChange"
+DID_CHANGE_THREADS = "session/didChangeThreads"
 ENV_DURABILITY = "SESSIONKEEPER_DURABILITY"
 ENV_REDACTION = "SESSIONKEEPER_REDACTION"
-DRIFT_ACTIONS: dict[str, Decision] = {"Continue": "continue", "Switch back": "switch_back",
-                                      "Fork": "fork", "Cancel": "cancel"}
+DRIFT_ACTIONS: dict[str, Decision] = {"Fork": "fork", "Switch back": "switch_back",
+                                      "Continue": "continue", "Cancel": "cancel"}
+"""The drift question's answers, in the order shown: nothing that continues comes first."""
 _UNSET: Any = object()
 T = TypeVar("T")
 
@@ -80,6 +90,9 @@ class SessionKeeperServer(LanguageServer):
         self.open_paths: set[str] = set()  # files open in the editor (textDocument/didOpen)
         self.documents_synced = False  # the client sends didOpen at all
         self.watcher: Watcher | None = None
+        self.live: Live | None = None  # live drift of the current session (domain worker)
+        self.git_head: Head | None = None  # HEAD of the watched workspace, as last seen
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._keeper: Keeper | None = None
         self._last_status: Any = _UNSET
         self._domain = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionkeeper-domain")
@@ -131,7 +144,7 @@ class SessionKeeperServer(LanguageServer):
         """The Status of the current session, or None (domain worker only)."""
         if self.session is None:
             return None
-        return convert.status(self.session, verdict=self.verdict, drift=self.drift)
+        return convert.status(self.session, verdict=self.verdict, drift=self.drift, live=self.live)
 
     def workspace_of(self, given: str | None) -> str:
         """The workspace a request is about: the one given, else the folder the editor opened."""
@@ -150,13 +163,21 @@ class SessionKeeperServer(LanguageServer):
             await self.run(_close_quietly, old)
 
     async def make_current(self, session: Session | None, *, verdict: Verdict | None = None,
-                           drift: bool = False) -> None:
-        """Switch the current session (closing the previous one) and tell the client."""
+                           drift: bool = False, why: str | None = None) -> None:
+        """Switch the current session (closing the previous one) and tell the client.
+
+        `why` (started, forked, resumed, archived...) also tells the client the listing changed.
+        """
         old, self.session = self.session, session
         self.verdict, self.drift = (verdict, drift) if session is not None else (None, False)
+        self.live, self.git_head = None, None
         if old is not None and old is not session:
             await self.run(_close_quietly, old)
+        if session is not None and self.options.watch:
+            await self.run(self.refresh_live, session)
         await self.notify_status(force=True)
+        if why:
+            self.notify_threads(why)
         if session is None:
             self.stop_watching()
         else:
@@ -169,6 +190,10 @@ class SessionKeeperServer(LanguageServer):
             self._last_status = status
             self.protocol.notify(DID_CHANGE, status)
 
+    def notify_threads(self, reason: str) -> None:
+        """Tell the client the listing changed (session/didChangeThreads); event-loop thread."""
+        self.protocol.notify(DID_CHANGE_THREADS, unstructure(ThreadsChanged(reason=reason)))
+
     # ---- flows ---------------------------------------------------------------------------------
 
     async def resume_flow(self, thread_id: str | None, *, workspace: str,
@@ -179,14 +204,19 @@ class SessionKeeperServer(LanguageServer):
         thread = check.thread_id
         if decision is None and check.verdict == "drift" and self.can_ask():
             decision = await self.ask_drift(check) or "cancel"
-        if self.session is not None and self.session.thread_id == thread:
+        current = self.session is not None and self.session.thread_id == thread
+        if current and plan(check, decision).kind == "stop":  # keep it: nothing would continue
+            return ResumeResult(report=dataclasses.replace(check, decision=decision),
+                                thread_id=thread, session_id=None)
+        if current and plan(check, decision).kind in ("continue", "relocate"):
             await self.release_current()  # our own lock would make the resume see the thread busy
         report, session = await self.run(lambda: self.keeper.resume(thread, workspace=workspace,
                                                                     decision=decision))
         if session is not None:
             continued = session.thread_id == thread
             await self.make_current(session, verdict=report.verdict if continued else None,
-                                    drift=continued and report.verdict == "drift")
+                                    drift=continued and report.verdict == "drift",
+                                    why="resumed" if continued else "forked")
         elif self.session is None:
             await self.notify_status()
         if decision == "switch_back" and report.switch_back:
@@ -223,17 +253,71 @@ class SessionKeeperServer(LanguageServer):
     # ---- watching the workspace --------------------------------------------------------------
 
     def ensure_watching(self, session: Session) -> None:
-        """Watch the current session's workspace (started lazily, restarted on a new root)."""
+        """Watch the current session's workspace and git state (started lazily, restarted on a
+        new root); event-loop thread."""
         if not self.options.watch or self._closed:
             return
         root = session.workspace
         if self.watcher is not None and self.watcher.root == root:
             return
         self.stop_watching()
+        self._loop = asyncio.get_running_loop()
         store_root = str(self._keeper.store.layout.root) if self._keeper else None
+        dirs = gitops.git_dirs(root)
         self.watcher = Watcher(root, ignore=[store_root] if store_root else [],
-                               on_changes=lambda changes: self.submit(self.record_changes, changes))
+                               git_dirs=[dirs.git_dir, dirs.common_dir] if dirs else [],
+                               on_changes=self._on_batch_threadsafe)
         self.watcher.start()
+
+    def _on_batch_threadsafe(self, batch: Batch) -> None:
+        """The watcher thread hands a batch to the event loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self.handle_batch(batch), loop)
+
+    async def handle_batch(self, batch: Batch) -> None:
+        """Record a watched batch, refresh live drift, and tell the client what changed."""
+        try:
+            moved = await self.run(self.on_batch, batch)
+        except Exception:  # noqa: BLE001 - a watcher must never take the server down
+            log.exception("could not handle a watched batch")
+            return
+        await self.notify_status()
+        if moved:
+            self.notify_threads("git")
+
+    def refresh_live(self, session: Session) -> None:
+        """Check the session against its workspace now (domain worker only)."""
+        if self.session is not session:
+            return
+        self.git_head = gitops.head(session.workspace)
+        self.live = assess_live(session.state, session.workspace)
+
+    def on_batch(self, batch: Batch) -> bool:
+        """Record a batch in the current session (domain worker); True when HEAD moved.
+
+        Files a move of HEAD explains are the checkout's: one git_moved record, no file_change.
+        """
+        session = self.session
+        if session is None or self.watcher is None or session.workspace != self.watcher.root:
+            return False
+        root, old = session.workspace, self.git_head
+        now = gitops.head(root) if batch.git or batch.changes else old
+        changes, moved = batch.changes, now != old
+        if moved:
+            explained = explained_by_move(root, old, now, [c.path for c in changes])
+            changes = [c for c in changes if c.path not in explained]
+            history = session.state.get(FileHistory)
+            event = git_moved_event(old, now, explained=explained,
+                                    seen=lambda p: history.last(p) is not None)
+            try:
+                session.record(event)
+            except Exception:  # noqa: BLE001
+                log.exception("could not record a move of HEAD")
+            log.info("HEAD moved: %s -> %s (%d file(s) by the move)", old, now, len(explained))
+        self.record_changes(changes)
+        self.refresh_live(session)
+        return moved
 
     def stop_watching(self) -> None:
         """Stop the workspace watcher, if one runs."""

@@ -21,6 +21,14 @@ store, `node_modules`, `__pycache__`, `build`, `dist`, virtualenvs and tool cach
 Authors are chosen by the server (`SessionKeeperServer._author_of`): deletions are `external`;
 other changes are `user`, except that when the editor syncs documents (it sent didOpen) a file
 not open in the editor is `external`.
+
+Git's own state is watched too (live drift): HEAD, refs and packed-refs of the worktree's git
+directories (also when they lie outside the root, as in a linked worktree) mark a batch `git`.
+While git holds `index.lock` (a checkout or merge is writing the tree) a batch waits until git
+releases it (at most HOLD_MAX_S, then it is merged with the next batch), so the files a checkout
+writes are handled together with its new HEAD and recognised as the checkout's
+(`SessionKeeperServer.on_batch`), not as user edits. A batch in which git's state moved is not
+settled: its files are the checkout's, not an agent's write about to be reported.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +50,15 @@ IGNORED_DIRS = (
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".idea",
     ".eggs", ".cache",
 )
+
+
+GIT_STATE_FILES = ("HEAD", "packed-refs", "index.lock")
+HOLD_MAX_S = 10.0  # a batch waits at most this long for git to release index.lock
+
+
+def is_git_state(rel: str) -> bool:
+    """True for the paths (relative to a git directory) that say what is checked out."""
+    return rel in GIT_STATE_FILES or (rel.startswith("refs/") and not rel.endswith(".lock"))
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,14 @@ def file_change_events(changes: Iterable[Change], *,
     return events
 
 
+@dataclass(frozen=True)
+class Batch:
+    """One coalesced batch: the workspace files it changed, and whether git's HEAD or refs moved."""
+
+    changes: list[Change]
+    git: bool = False
+
+
 def hash_changes(root: str, paths: Iterable[tuple[str, bool]]) -> list[Change]:
     """Hash each changed absolute path under `root`; (path, reported_deleted) pairs in."""
     out: list[Change] = []
@@ -96,12 +122,13 @@ def hash_changes(root: str, paths: Iterable[tuple[str, bool]]) -> list[Change]:
 class Watcher:
     """Watches one workspace root in a daemon thread and hands over coalesced batches."""
 
-    def __init__(self, root: str, *, on_changes: Callable[[list[Change]], Any],
-                 ignore: Iterable[str] = (), debounce_ms: int = 400, step_ms: int = 50,
-                 settle_s: float = 0.25) -> None:
+    def __init__(self, root: str, *, on_changes: Callable[[Batch], Any],
+                 ignore: Iterable[str] = (), git_dirs: Iterable[str] = (), debounce_ms: int = 400,
+                 step_ms: int = 50, settle_s: float = 0.25) -> None:
         self.root = root
         self.on_changes = on_changes
         self.ignore = [os.path.realpath(p) for p in ignore]
+        self.git_dirs = sorted({os.path.realpath(p) for p in git_dirs})
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.settle_s = settle_s
@@ -123,30 +150,67 @@ class Watcher:
     def _filter(self) -> Any:
         from watchfiles import DefaultFilter
 
-        return DefaultFilter(ignore_dirs=IGNORED_DIRS, ignore_paths=self.ignore)
+        git_dirs = self.git_dirs
+
+        class Filter(DefaultFilter):
+            def __call__(self, change: Any, path: str) -> bool:
+                for git_dir in git_dirs:
+                    if path.startswith(git_dir + os.sep):
+                        return is_git_state(os.path.relpath(path, git_dir).replace(os.sep, "/"))
+                return bool(super().__call__(change, path))
+
+        return Filter(ignore_dirs=IGNORED_DIRS, ignore_paths=self.ignore)
+
+    def _git_path(self, path: str) -> bool:
+        return any(path.startswith(d + os.sep) for d in self.git_dirs)
+
+    def _git_busy(self) -> bool:
+        return any(os.path.exists(os.path.join(d, "index.lock")) for d in self.git_dirs)
+
+    def _wait_for_git(self) -> bool:
+        """Wait (briefly, bounded) until git releases index.lock; False if it still holds it."""
+        deadline = time.monotonic() + HOLD_MAX_S
+        while self._git_busy() and time.monotonic() < deadline and not self._stop.is_set():
+            self._stop.wait(0.02)
+        return not self._git_busy()
+
+    def _paths(self) -> list[str]:
+        outside = [d for d in self.git_dirs
+                   if os.path.commonpath([d, os.path.realpath(self.root)]) != os.path.realpath(
+                       self.root)]
+        return [self.root, *outside]
 
     def _run(self) -> None:
         try:
             from watchfiles import Change as Kind
             from watchfiles import watch
 
-            batches = watch(self.root, watch_filter=self._filter(), debounce=self.debounce_ms,
-                            step=self.step_ms, stop_event=self._stop, raise_interrupt=False,
-                            ignore_permission_denied=True, yield_on_timeout=True,
-                            rust_timeout=1000)
+            batches = watch(*self._paths(), watch_filter=self._filter(),
+                            debounce=self.debounce_ms, step=self.step_ms, stop_event=self._stop,
+                            raise_interrupt=False, ignore_permission_denied=True,
+                            yield_on_timeout=True, rust_timeout=1000)
+            latest: dict[str, bool] = {}  # workspace path -> deleted, held while git is busy
+            git_moved = False
             for batch in batches:
                 self.ready.set()
                 if self._stop.is_set():
                     break
-                if not batch:
-                    continue
-                latest: dict[str, bool] = {}
                 for kind, path in batch:
-                    latest[path] = kind == Kind.deleted
-                self._stop.wait(self.settle_s)
+                    if self._git_path(path):
+                        git_moved = True
+                    else:
+                        latest[path] = kind == Kind.deleted
+                if not latest and not git_moved:
+                    continue
+                # a checkout still writing: wait for git; still busy after HOLD_MAX_S: next batch
+                if self._git_busy() and not self._wait_for_git():
+                    continue
+                if not git_moved:
+                    self._stop.wait(self.settle_s)  # let the agent's own report land first
                 changes = hash_changes(self.root, sorted(latest.items()))
-                if changes and not self._stop.is_set():
-                    self.on_changes(changes)
+                moved, latest, git_moved = git_moved, {}, False
+                if (changes or moved) and not self._stop.is_set():
+                    self.on_changes(Batch(changes, git=moved))
         except Exception:  # noqa: BLE001 - a dead watcher must not take the server with it
             log.exception("watching %s stopped", self.root)
         finally:

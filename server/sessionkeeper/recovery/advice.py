@@ -71,5 +71,16 @@ def head_moved(root: str, recorded: str, current: str | None, *, shown: int = 5)
         return (f"{len(lines)} commit(s) ahead of the recorded HEAD: "
                 + "; ".join(lines[:shown]) + more)
     if gitrun.run(root, "merge-base", "--is-ancestor", current, recorded).ok:
-        return f"HEAD moved back: {recorded[:10]} is ahead of the checkout"
-    return f"HEAD moved to another line of history ({recorded[:10]} and {current[:10]} diverged)"
+        log = gitrun.run(root, "log", "--format=%h %s", f"{current}..{recorded}")
+        lines = log.text().splitlines() if log.ok else []
+        more = f" (+{len(lines) - shown} more)" if len(lines) > shown else ""
+        return (f"HEAD moved back {len(lines)} commit(s); the checkout lacks: "
+                + "; ".join(lines[:shown]) + more)
+    return (f"HEAD moved to another line of history: recorded {_commit(root, recorded)}, "
+            f"now {_commit(root, current)}")
+
+
+def _commit(root: str, commit: str) -> str:
+    """'abc1234 “subject”' of a commit."""
+    subject = gitrun.value(root, "log", "-1", "--format=%s", commit, "--")
+    return f"{commit[:7]} “{subject}”" if subject else commit[:7]

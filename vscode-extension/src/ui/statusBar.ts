@@ -1,10 +1,13 @@
 /**
- * The status-bar item for the current thread: pure rendering of a `Status` into text and tooltip,
- * plus a tiny controller that owns one item (injected, so tests use a plain object).
+ * The status-bar item: says what it is ("Agent sessions (3)") and, when a session is current,
+ * shows it (title, branch, todos, tests) with its live drift. Pure rendering of a Status plus a
+ * tiny controller that owns one item (injected, so tests use a plain object).
  */
 
+import { agentInfo } from '../agents';
 import { fraction, shortId } from '../format';
 import type { Status } from '../protocol';
+import { renderDifference } from './drift';
 
 export type ServerPhase = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -13,44 +16,76 @@ export interface StatusView {
   tooltip: string;
   /** True when the item should draw attention (drift / blocked / server failure). */
   warning: boolean;
+  /** The command a click runs. */
+  command: string;
 }
 
+export const PICK = 'sessionKeeper.pickSession';
+export const FIX = 'sessionKeeper.showServerProblem';
 const MAX_TITLE = 40;
 
 function clip(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
+export interface StatusContext {
+  phase?: ServerPhase;
+  /** How many threads the Sessions view lists ("3", "100+"); undefined: not listed yet. */
+  count?: string | undefined;
+  /** Why the server is not running (first run: the interpreter lacks the package, ...). */
+  problem?: string | undefined;
+  /** The count is of every workspace's threads (the Sessions view's toggle). */
+  allWorkspaces?: boolean;
+}
+
+/** Live drift of a Status: the state now, else the verdict it was resumed with. */
+export function liveState(s: Status): 'ok' | 'drift' | 'blocked' {
+  const state = s.state ?? (s.drift ? 'drift' : s.verdict ?? 'ok');
+  return state === 'blocked' ? 'blocked' : state === 'drift' ? 'drift' : 'ok';
+}
+
 /** Renders the status-bar text and tooltip for the current session (or its absence). */
-export function renderStatus(status: Status | null, phase: ServerPhase = 'running'): StatusView {
+export function renderStatus(status: Status | null, ctx: StatusContext = {}): StatusView {
+  const phase = ctx.phase ?? 'running';
   if (phase === 'starting') {
-    return { text: '$(sync~spin) Session Keeper', tooltip: 'Session Keeper: starting the server…', warning: false };
+    return { text: '$(sync~spin) Agent sessions', tooltip: 'Session Keeper: starting its server…', warning: false, command: PICK };
   }
   if (phase === 'failed' || phase === 'stopped') {
+    const why = ctx.problem ?? `the server ${phase === 'failed' ? 'failed' : 'stopped'}`;
     return {
-      text: '$(debug-disconnect) Session Keeper',
-      tooltip: `Session Keeper: server ${phase}. Run "Session Keeper: Restart Server" or open the log.`,
-      warning: phase === 'failed',
+      text: '$(debug-disconnect) Agent sessions: server not running',
+      tooltip: `Session Keeper: ${why}.\nClick for what to do.`,
+      warning: phase === 'failed', command: FIX,
     };
   }
   if (!status) {
-    return { text: '$(history) No session', tooltip: 'Session Keeper: no current session.\nClick to pick a session.', warning: false };
+    const n = ctx.count;
+    const where = ctx.allWorkspaces ? 'in all workspaces' : 'in this workspace';
+    return {
+      text: `$(history) Agent sessions${n !== undefined ? ` (${n})` : ''}`,
+      tooltip: `Session Keeper: ${n === undefined ? 'agent sessions of this workspace' : n === '0' ? `no agent sessions recorded ${where} yet` : `${n} agent session${n === '1' ? '' : 's'} ${where}`} (Session Keeper, Codex, Claude Code); none is current.\nClick to pick one.`,
+      warning: false, command: PICK,
+    };
   }
-  const flagged = status.drift || status.verdict === 'drift' || status.verdict === 'blocked';
-  const icon = status.verdict === 'blocked' ? '$(error)' : flagged ? '$(warning)' : '$(history)';
+  const state = liveState(status);
+  const icon = state === 'blocked' ? '$(error)' : state === 'drift' ? '$(warning)' : `$(${agentInfo(status.agent).codicon})`;
   const parts = [`${icon} ${clip(status.title || 'Untitled', MAX_TITLE)}`];
-  if (status.branch) parts.push(`$(git-branch) ${status.branch}`);
+  const branchMove = status.differences.find((d) => d.kind === 'branch');
+  if (branchMove) parts.push(`$(git-branch) ${String(branchMove.recorded ?? 'detached')} → ${String(branchMove.current ?? 'detached')}`);
+  else if (status.branch) parts.push(`$(git-branch) ${status.branch}`);
+  if (state !== 'ok' && !branchMove && status.state_reason) parts.push(status.state_reason);
   const todos = fraction(status.todos);
   if (todos) parts.push(`$(checklist) ${todos}`);
   const tests = fraction(status.tests);
-  if (tests) parts.push(`$(beaker) ${tests}`);
-  return { text: parts.join('  '), tooltip: renderTooltip(status), warning: flagged };
+  if (tests) parts.push(`$(beaker) ${tests}${status.invalidated.some((i) => i.subsystem === 'verifier') ? ' (stale)' : ''}`);
+  return { text: parts.join('  '), tooltip: renderTooltip(status), warning: state !== 'ok', command: PICK };
 }
 
-/** Multi-line tooltip with every detail of the current session. */
+/** Multi-line tooltip with every detail of the current session and what differs now. */
 export function renderTooltip(status: Status): string {
+  const agent = agentInfo(status.agent);
   const lines = [
-    `Session Keeper — ${status.title || 'Untitled'}`,
+    `Session Keeper — current session: ${status.title || 'Untitled'} (${agent.name})`,
     `Thread: ${status.thread_id}`,
     `Session: ${status.session_id} (${shortId(status.session_id)})`,
     `Branch: ${status.branch ?? '—'}`,
@@ -59,7 +94,13 @@ export function renderTooltip(status: Status): string {
     `Cost: $${(status.cost_usd ?? 0).toFixed(2)}`,
   ];
   if (status.verdict) lines.push(`Last resume verdict: ${status.verdict}`);
-  if (status.drift) lines.push('⚠ The workspace differs from the recorded baseline (drift).');
+  const state = liveState(status);
+  if (state !== 'ok') {
+    lines.push('', `⚠ ${state === 'blocked' ? 'Blocked' : 'Drift'} now: ${status.state_reason ?? 'the workspace differs from the recorded baseline'}`);
+    for (const d of status.differences) lines.push(`  • ${renderDifference(d)}`);
+    lines.push('The agent would continue in a different environment: switch back, or resume to decide.');
+  }
+  for (const i of status.invalidated) lines.push(`Stale: ${i.subsystem} — ${i.reason}`);
   lines.push('', 'Click to pick a session.');
   return lines.join('\n');
 }
@@ -73,17 +114,15 @@ export interface StatusItem {
   show(): void;
 }
 
-/** Keeps one status-bar item in sync with the latest status and server phase. */
+/** Keeps one status-bar item in sync with the latest status, server phase and thread count. */
 export class StatusBarController {
   private status: Status | null = null;
-  private phase: ServerPhase = 'starting';
+  private ctx: StatusContext = { phase: 'starting' };
 
   constructor(
     private readonly item: StatusItem,
-    command: string,
     private readonly warningColor: unknown,
   ) {
-    item.command = command;
     this.render();
     item.show();
   }
@@ -98,15 +137,21 @@ export class StatusBarController {
     this.render();
   }
 
-  setPhase(phase: ServerPhase): void {
-    this.phase = phase;
+  setPhase(phase: ServerPhase, problem?: string): void {
+    this.ctx = { ...this.ctx, phase, problem: phase === 'running' ? undefined : problem ?? this.ctx.problem };
+    this.render();
+  }
+
+  setCount(count: string | undefined, allWorkspaces = false): void {
+    this.ctx = { ...this.ctx, count, allWorkspaces };
     this.render();
   }
 
   private render(): void {
-    const view = renderStatus(this.status, this.phase);
+    const view = renderStatus(this.status, this.ctx);
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
+    this.item.command = view.command;
     this.item.backgroundColor = view.warning ? this.warningColor : undefined;
   }
 }

@@ -1,12 +1,11 @@
-// Drives the Session Keeper extension inside code-server with headless Chromium (playwright-core).
-// Started by scripts/e2e.sh, which provides: E2E_URL, E2E_WORKSPACE, E2E_ARTIFACTS, E2E_STORE,
-// FAKE_SERVER_LOG (only in fake-server mode), E2E_SERVER (fake|real: which scenario file runs).
+// Drives the Session Keeper extension inside code-server with headless Chromium (playwright-core)
+// against the real server. Started by scripts/e2e.sh, which provides: E2E_URL, E2E_WORKSPACE,
+// E2E_ARTIFACTS, E2E_STORE, E2E_SEED, E2E_SETTINGS, E2E_PYTHON.
 // Prints one line per check and a closing
 // "e2e: N passed, M failed"; exits 1 when any check failed.
 import { chromium } from 'playwright-core';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fakeScenario } from './scenario-fake.mjs';
 import { realScenario } from './scenario-real.mjs';
 
 const env = (k) => {
@@ -18,10 +17,7 @@ const URL_BASE = env('E2E_URL');
 const WS = env('E2E_WORKSPACE');
 const ART = env('E2E_ARTIFACTS');
 const STORE = process.env.E2E_STORE;
-const FAKE_LOG = process.env.FAKE_SERVER_LOG;
 const TIMEOUT = Number(process.env.E2E_TIMEOUT_MS ?? 60000);
-// fake: the canned scenario of test/e2e/fake_server.py; real: the store seeded by e2e.sh (E2E_SEED).
-const MODE = process.env.E2E_SERVER ?? 'fake';
 mkdirSync(ART, { recursive: true });
 
 let passed = 0;
@@ -42,11 +38,6 @@ async function check(name, fn) {
     await page?.screenshot({ path: join(ART, `FAILED-${name.replace(/[^a-z0-9]+/gi, '-')}.png`) }).catch(() => {});
     return false;
   }
-}
-
-function fakeLog() {
-  if (!FAKE_LOG || !existsSync(FAKE_LOG)) return [];
-  return readFileSync(FAKE_LOG, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
 const browser = await chromium.launch({
@@ -82,9 +73,7 @@ try {
 
   const ownItem = statusbar.locator('[id="sessionkeeper.session-keeper.sessionKeeper.status"]');
 
-  const t = { check, page, quickInput, rows, row, skItem, ownItem, shot, runCommand, fakeLog, WS, STORE, FAKE_LOG, TIMEOUT };
-  if (MODE === 'real') await realScenario(t);
-  else await fakeScenario(t);
+  await realScenario({ check, page, quickInput, rows, row, skItem, ownItem, shot, runCommand, WS, STORE, TIMEOUT });
 } catch (err) {
   failed++;
   console.log(`not ok - e2e driver crashed: ${err?.stack ?? err}`);

@@ -1,175 +1,426 @@
 // The real `sessionkeeper serve` (E2E_SERVER=real) against a store seeded by scripts/e2e.sh with
 // the real CLI in a scratch git repo (E2E_SEED, a JSON file):
 //   "Clean thread"   recorded on main, which is checked out: todos 1/3, tests 7/9 -> resumes ok;
-//   "Drifted thread" recorded on fix/payment, then `git checkout main`        -> resume drifts.
+//   "Drifted thread" recorded on fix/payment (one commit ahead), then `git checkout main` -> drift.
 // Runs inside run.mjs, which provides the page, the check() recorder and the helpers. Every step
 // is a counted check; nothing is skipped (a missing seed is a failed check).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 export async function realScenario(t) {
-  const { check, page, quickInput, rows, row, ownItem, shot, runCommand, STORE, TIMEOUT } = t;
+  const { check, page, quickInput, rows, row, ownItem, shot, runCommand, STORE, WS, TIMEOUT } = t;
   const seedFile = process.env.E2E_SEED;
   const seed = seedFile && existsSync(seedFile) ? JSON.parse(readFileSync(seedFile, 'utf8')) : undefined;
-  const { clean, drifted } = seed ?? {};
+  const { clean, drifted, elsewhere } = seed ?? {};
 
   // The item's aria-label: its text with codicons spelled out, then ", " and the tooltip.
   const label = async () => ((await ownItem.getAttribute('aria-label')) ?? '').replace(/\s+/g, ' ');
-  /** Waits until the status item's aria-label (codicons spelled out) matches `re`. */
-  async function waitStatus(re, what) {
-    const deadline = Date.now() + TIMEOUT;
+  /** Waits until the status item's aria-label (codicons spelled out) matches `re`; returns it and how long it took. */
+  async function waitStatus(re, what, timeout = TIMEOUT) {
+    const t0 = Date.now();
     for (;;) {
       const l = await label();
-      if (re.test(l)) return l;
-      if (Date.now() > deadline) throw new Error(`status bar never showed ${what}; it shows "${l}"`);
-      await page.waitForTimeout(100);
+      if (re.test(l)) return { label: l, ms: Date.now() - t0 };
+      if (Date.now() - t0 > timeout) throw new Error(`status bar never showed ${what}; it shows "${l}"`);
+      await page.waitForTimeout(50);
     }
   }
-  /** The store as the real CLI sees it (newest first). */
-  function storeThreads() {
+  const git = (...args) => execFileSync('git', args, { cwd: WS, encoding: 'utf8' }).trim();
+  /** This workspace's threads as the real CLI sees them in the store (newest first). */
+  function storeThreads(...extra) {
     const py = process.env.E2E_PYTHON;
     if (!py) throw new Error('E2E_PYTHON is not set');
-    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, 'list', '--json'], {
+    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, 'list', '--workspace', WS, '--json', ...extra], {
       env: { ...process.env, SESSIONKEEPER_HOME: STORE }, encoding: 'utf8',
     });
     return JSON.parse(out);
   }
-  /** Opens the picker from the status item; resolves to the thread rows' texts, top to bottom. */
-  async function openPicker() {
-    await ownItem.click();
-    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Sessions' }).waitFor();
-    await quickInput.locator('input:not([placeholder="Loading sessions…"])').waitFor();
-    const ph = await quickInput.locator('input').getAttribute('placeholder');
-    if (!/Pick a session/.test(ph ?? '')) throw new Error(`picker placeholder: ${ph}`);
-    return (await rows.allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim()).filter((s) => / sessions? /.test(`${s} `));
-  }
   const mustInclude = (what, text, parts) => {
     for (const p of parts) if (!text.includes(p)) throw new Error(`${what} lacks "${p}": ${text}`);
   };
+  const flat = (s) => s.replace(/\s+/g, ' ').trim();
 
-  await check('the store was seeded with a clean and a drifted thread (real CLI)', async () => {
+  // ---- the Sessions view -----------------------------------------------------------------------
+  const view = page.locator('[id="workbench.view.extension.sessionKeeper"]');
+  const treeRows = view.locator('.monaco-list-row');
+  const treeRow = (text) => treeRows.filter({ hasText: text }).first();
+  async function openView() {
+    await runCommand('View: Show Agent Sessions');
+    await view.locator('.monaco-list').first().waitFor();
+    // Room for the descriptions: drag the sidebar's edge 320 px to the right.
+    const box = await page.locator('[id="workbench.parts.sidebar"]').boundingBox();
+    if (box) {
+      await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width + 320, box.y + box.height / 2, { steps: 8 });
+      await page.mouse.up();
+    }
+  }
+  /** The thread rows of the view (top level), as texts, top to bottom. */
+  async function viewThreads() {
+    const texts = await treeRows.evaluateAll((els) => els.filter((e) => e.getAttribute('aria-level') === '1').map((e) => e.innerText));
+    return texts.map(flat);
+  }
+  async function waitViewThreads(pred, what) {
+    const deadline = Date.now() + TIMEOUT;
+    for (;;) {
+      const list = await viewThreads();
+      if (pred(list)) return list;
+      if (Date.now() > deadline) throw new Error(`the view never showed ${what}; it shows ${JSON.stringify(list)}`);
+      await page.waitForTimeout(100);
+    }
+  }
+  const dialog = page.locator('.monaco-dialog-box');
+  /** The picker row whose label is exactly `title` (not a fork "title (fork)"). */
+  const pickRow = (title) => rows.filter({ has: page.locator('.label-name', { hasText: new RegExp(`(^|\\s)${title.replace(/[()]/g, '\\$&')}$`) }) }).first();
+  const toast = (text) => page.locator('.notification-toast', { hasText: text }).first();
+
+  await check('the store was seeded with a clean and a drifted thread here, and one elsewhere (real CLI)', async () => {
     if (!seed) throw new Error(`E2E_SEED missing or unreadable (${seedFile}): scripts/e2e.sh must seed the real store`);
     const ids = storeThreads().map((x) => x.thread_id);
     if (ids.length !== 2 || !ids.includes(clean.thread_id) || !ids.includes(drifted.thread_id)) throw new Error(`store: ${ids}`);
   });
-
-  await check('the real server starts and the status bar shows "No session" (nothing resumed yet)', async () => {
-    await ownItem.waitFor();
-    const deadline = Date.now() + TIMEOUT;
-    for (;;) {
-      const l = await label();
-      if (/^debug-disconnect/.test(l)) throw new Error(`server failed: ${l}`);
-      if (!/^sync~spin/.test(l)) break;
-      if (Date.now() > deadline) throw new Error('still starting');
-      await page.waitForTimeout(100);
-    }
-    if (!/No session/.test(await label())) throw new Error(`status: ${await label()}`);
-    await shot('01-status-bar-no-session.png');
-  });
-
   if (!seed) return;
 
-  await check('the picker lists both threads, newest first, with branch, progress and resume state', async () => {
-    const list = await openPicker();
-    if (list.length !== 2) throw new Error(`${list.length} thread rows: ${JSON.stringify(list)}`);
-    // Drifted was recorded after Clean, so it is first.
-    if (!list[0].includes(drifted.title) || !list[1].includes(clean.title)) throw new Error(`order: ${JSON.stringify(list)}`);
-    mustInclude('drifted row', list[0], ['fix/payment', 'todos 0/2', 'tests not run', 'drift']);
+  await check('the status bar says what it is: "Agent sessions (2)", nothing current yet', async () => {
+    await ownItem.waitFor();
+    const { label: l } = await waitStatus(/^history Agent sessions \(2\)/, '"Agent sessions (2)"');
+    mustInclude('status tooltip', l, ['2 agent sessions in this workspace', 'none is current']);
+    await shot('01-status-bar-agent-sessions.png');
+  });
+
+  await check('the Sessions view lists both threads newest first with agent icon, branch, age, todos, tests and drift reason', async () => {
+    await openView();
+    const list = await waitViewThreads((l) => l.length === 2, 'two threads');
+    if (!list[0].startsWith(drifted.title) || !list[1].startsWith(clean.title)) throw new Error(`order: ${JSON.stringify(list)}`);
+    mustInclude('drifted row', list[0], ['⚠ branch fix/payment → main', 'todos 0/2']);
     mustInclude('clean row', list[1], ['main', 'todos 1/3', 'tests 7/9']);
-    if (list[1].includes('drift')) throw new Error(`the clean row says drift: ${list[1]}`);
-    await shot('02-picker-two-threads.png');
+    const icons = await view.locator('.monaco-list-row[aria-level="1"] .custom-view-tree-node-item-icon').evaluateAll(
+      (els) => els.map((e) => getComputedStyle(e).backgroundImage));
+    if (icons.length !== 2 || !icons.every((i) => i.includes('agent-native.svg'))) throw new Error(`row icons: ${JSON.stringify(icons)}`);
+    await shot('02-sessions-view.png');
+  });
+
+  await check('the picker (from the status item) names the agent, says what drifted, and acts from row buttons', async () => {
+    await ownItem.click();
+    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Agent Sessions' }).waitFor();
+    await quickInput.locator('input:not([placeholder="Loading sessions…"])').waitFor();
+    const texts = (await rows.allInnerTexts()).map(flat);
+    const d = texts.find((x) => x.includes(drifted.title));
+    const c = texts.find((x) => x.includes(clean.title));
+    if (!d || !c) throw new Error(`rows: ${JSON.stringify(texts)}`);
+    mustInclude('drifted picker row', d, ['Session Keeper', 'branch fix/payment → main', 'todos 0/2']);
+    mustInclude('clean picker row', c, ['Session Keeper', 'main', 'todos 1/3', 'tests 7/9']);
+    await row(clean.title).hover();
+    const buttons = await row(clean.title).locator('.action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    for (const b of ['Resume (check the workspace first)', 'Fork: a new thread from here', 'Details', 'Archive (with Undo)']) {
+      if (!buttons.includes(b)) throw new Error(`row buttons: ${JSON.stringify(buttons)}`);
+    }
+    await shot('03-picker.png');
     await page.keyboard.press('Escape');
   });
 
-  await check('Resume on the drifted thread shows every difference (branch fix/payment → main)', async () => {
-    await runCommand('Session Keeper: Resume…');
-    await row(drifted.title).click();
-    const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor();
-    mustInclude('drift dialog', await dialog.innerText(), [
-      `“${drifted.title}” was recorded in a different environment (1 difference)`,
-      'Branch: recorded fix/payment → now main', 'git checkout fix/payment',
-      'Continue anyway', 'Switch back', 'Fork here']);
-    await shot('03-drift-dialog.png');
+  await check('the all-workspaces toggle lists the threads of every folder, each naming its folder, and back', async () => {
+    await page.locator('.action-label[aria-label^="Show Sessions of All Workspaces"]').first().click();
+    const all = await waitViewThreads((x) => x.length === 3, 'three threads');
+    if (!all[2].startsWith(elsewhere.title) || !all[2].includes('elsewhere')) throw new Error(`rows: ${JSON.stringify(all)}`);
+    if (!all[0].includes('workspace')) throw new Error(`a row of this folder does not name it: ${all[0]}`);
+    await shot('02b-all-workspaces.png');
+    await page.locator('.action-label[aria-label^="Show Sessions of This Workspace"]').first().click();
+    await waitViewThreads((x) => x.length === 2 && !x.some((r) => r.startsWith(elsewhere.title)), "this workspace's two threads");
+  });
+
+  await check('the keybinding opens the picker; palette entries appear only when they apply', async () => {
+    await page.keyboard.press('Control+Alt+Shift+S');
+    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Agent Sessions' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = quickInput.locator('input');
+    await input.waitFor();
+    await input.fill('>Session Keeper: ');
+    await row('Session Keeper: Resume…').waitFor();
+    const titles = (await rows.allInnerTexts()).map(flat).join(' | ');
+    for (const hidden of ['Why Is the Server Not Running?', 'Install the Server into the Selected Interpreter', 'Open Diff', 'Rewind File…', 'Rewind to Here…', 'Show Sessions of This Workspace']) {
+      if (titles.includes(hidden)) throw new Error(`"${hidden}" is offered in the palette while it does not apply: ${titles}`);
+    }
+    mustInclude('palette', titles, ['Pick Agent Session…', 'Show Sessions of All Workspaces', 'Connect Agents']);
+    await page.keyboard.press('Escape');
+  });
+
+  await check('Resume from the view row resumes the clean thread without a dialog; status bar and view show it as current', async () => {
+    await treeRow(clean.title).hover();
+    await treeRow(clean.title).locator('.action-label[aria-label^="Resume"]').click();
+    await toast(`Resumed “${clean.title}”`).waitFor();
+    if (await dialog.count()) throw new Error('a dialog was shown for a clean thread');
+    const { label: l } = await waitStatus(new RegExp(`^history ${clean.title} git-branch main checklist 1/3 beaker 7/9`), `"${clean.title}" on main`);
+    mustInclude('status tooltip', l, [`current session: ${clean.title} (Session Keeper)`, 'Last resume verdict: ok']);
+    const list = await waitViewThreads((x) => x.some((r) => r.startsWith(clean.title) && r.includes('current')), 'the clean thread marked current');
+    await runCommand('Notifications: Clear All Notifications');
+    await shot('04-clean-resumed.png');
+    if (list.filter((r) => r.includes('current')).length !== 1) throw new Error(`current rows: ${JSON.stringify(list)}`);
+  });
+
+  let liveMs;
+  await check('a branch switch in the terminal turns the current thread to drift in the status bar and the view, without asking', async () => {
+    await runCommand('Terminal: Create New Terminal');
+    const term = page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').first();
+    await term.waitFor();
+    await page.waitForTimeout(800); // the shell prompt
+    await term.click();
+    await page.keyboard.type('git checkout -q fix/payment && git branch --show-current\n');
+    const t0 = Date.now();
+    const { label: l } = await waitStatus(/^warning Clean thread git-branch main → fix\/payment/, 'the drift');
+    liveMs = Date.now() - t0;
+    if (git('branch', '--show-current') !== 'fix/payment') throw new Error('the terminal did not switch the branch');
+    mustInclude('status tooltip', l, ['Drift now: branch main → fix/payment · 1 file changed outside']);
+    const list = await waitViewThreads((x) => x.some((r) => r.startsWith(clean.title) && r.includes('⚠ branch main → fix/payment')), 'the drift in the current row');
+    mustInclude('current row', list.find((r) => r.startsWith(clean.title)), ['current', '1 file changed outside']);
+    console.log(`  (drift shown ${((Date.now() - t0) / 1000).toFixed(2)} s in the view, ${(liveMs / 1000).toFixed(2)} s in the status bar, after the command was typed; target: within 2 s)`);
+    await shot('05-live-drift.png');
+  });
+
+  await check('the checkout is recorded as a checkout in the timeline, not as edits of the files it changed', async () => {
+    const current = treeRow(clean.title);
+    if ((await current.getAttribute('aria-expanded')) !== 'true') await current.click();
+    const timeline = treeRow('Timeline');
+    await timeline.waitFor();
+    await timeline.click();
+    await treeRow('checkout main → fix/payment').waitFor();
+    const texts = (await treeRows.allInnerTexts()).map(flat);
+    mustInclude('timeline', texts.join(' | '), ['checkout main → fix/payment (1 file, 1 touched by the session)', 'payment.py by agent', 'notes.md by agent']);
+    if (texts.some((r) => /by (user|external)/.test(r))) throw new Error(`the checkout was recorded as edits: ${JSON.stringify(texts)}`);
+    await shot('06-timeline-checkout.png');
+  });
+
+  await check('switching back in the terminal ends the drift again', async () => {
+    await page.locator('.terminal-wrapper.active .xterm, .terminal .xterm').first().click();
+    await page.keyboard.type('git checkout -q main\n');
+    await waitStatus(/^history Clean thread git-branch main checklist/, 'the clean thread without drift');
+    await page.keyboard.press('Control+j'); // hide the panel
   });
 
   let forkId;
-  await check('choosing Fork here creates a new thread and the status bar shows it', async () => {
-    const dialog = page.locator('.monaco-dialog-box');
-    await dialog.getByRole('button', { name: 'Fork here', exact: true }).click();
-    await dialog.waitFor({ state: 'detached' });
-    const toast = page.locator('.notification-toast', { hasText: `Forked “${drifted.title}”` }).first();
-    await toast.waitFor();
-    // The fork is recorded in this environment; it does not continue over the differences.
-    if ((await toast.innerText()).includes('Continuing over')) throw new Error(`fork toast: ${await toast.innerText()}`);
-    // The fork is recorded here (branch main) and is not a drift: no warning icon.
-    await waitStatus(new RegExp(`^history\\s+${drifted.title} \\(fork\\)\\s+git-branch\\s+main\\b`), `the fork "${drifted.title} (fork)" on main`);
-    const threads = storeThreads();
-    const fork = threads.find((x) => x.thread_id !== clean.thread_id && x.thread_id !== drifted.thread_id);
-    if (threads.length !== 3 || !fork) throw new Error(`store after fork: ${JSON.stringify(threads.map((x) => [x.title, x.thread_id]))}`);
-    const ff = fork.forked_from;
-    const from = ff?.thread_id;
-    if (from !== drifted.thread_id) throw new Error(`fork ${fork.thread_id} forked_from ${JSON.stringify(fork.forked_from)}`);
-    forkId = fork.thread_id;
-    // The current thread is the fork, not the drifted original: its id is in the tooltip.
-    await ownItem.hover();
-    await page.locator('.monaco-hover, .workbench-hover').filter({ hasText: `Thread: ${forkId}` }).first().waitFor();
-    await page.waitForTimeout(400); // the hover fades in
-    await shot('04-forked-status-bar.png');
-    await page.mouse.move(700, 300);
-  });
-
-  await check('the picker then lists 3 threads, the fork (on main) first', async () => {
-    const list = await openPicker();
-    if (list.length !== 3) throw new Error(`${list.length} thread rows: ${JSON.stringify(list)}`);
-    if (!list[0].includes(`${drifted.title} (fork)`) || !list[0].includes('main')) throw new Error(`first row: ${list[0]}`);
-    if (list.filter((s) => s.includes(drifted.title)).length !== 2) throw new Error(`rows: ${JSON.stringify(list)}`);
-    await shot('05-picker-three-threads.png');
-    await page.keyboard.press('Escape');
-  });
-
-  await check('Resume on the clean thread (from the picker) restores it without a dialog: todos 1/3, tests 7/9', async () => {
-    await openPicker();
-    await row(clean.title).click();
-    await row('Resume').waitFor();
-    await row('Resume').click();
-    const toast = page.locator('.notification-toast', { hasText: `Resumed “${clean.title}”` }).first();
-    await toast.waitFor();
-    mustInclude('resume toast', (await toast.innerText()).replace(/\s+/g, ' '), ['todos 1/3', 'tests 7/9']);
-    if (await page.locator('.monaco-dialog-box').count()) throw new Error('a dialog was shown for a clean thread');
-    const l = await waitStatus(new RegExp(`^history\\s+${clean.title}\\b`), `"${clean.title}"`);
-    mustInclude('status bar', l, ['git-branch main', 'checklist 1/3', 'beaker 7/9']);
-    const text = (await ownItem.innerText()).replace(/\s+/g, ' ');
-    mustInclude('status bar text', text, [clean.title, 'main', '1/3', '7/9']);
+  await check('Resume on the drifted thread asks first: every difference, HEAD by short SHA, choices that say what they do, Fork first', async () => {
+    await runCommand('Session Keeper: Resume…');
+    await pickRow(drifted.title).click();
+    await dialog.waitFor();
+    const text = flat(await dialog.innerText());
+    mustInclude('drift dialog', text, [
+      `“${drifted.title}” was recorded in a different environment (2 differences)`, 'Nothing continues until you choose',
+      'Branch: fix/payment → main', 'HEAD: ', 'round charges to cents', 'runs `git checkout fix/payment` after you confirm',
+      'Fork: New Thread on main —', 'Switch Back to fix/payment… —', 'Continue Anyway on main… —', 'Cancel — changes nothing']);
+    const head = /HEAD: ([0-9a-f]{7}) → ([0-9a-f]{7})/.exec(text);
+    if (!head) throw new Error(`no short SHAs in: ${text}`);
+    const buttons = (await dialog.locator('.monaco-button').allInnerTexts()).map(flat);
+    if (buttons.indexOf('Fork: New Thread on main') === -1 || buttons.indexOf('Continue Anyway on main…') === -1) throw new Error(`buttons: ${buttons}`);
+    const focused = flat(await page.evaluate(() => document.activeElement?.textContent ?? ''));
+    if (focused !== 'Fork: New Thread on main') throw new Error(`the focused (Enter) button is "${focused}"`);
     await page.waitForTimeout(300);
-    await shot('06-clean-resumed-status-bar.png');
+    await shot('07-drift-dialog.png');
   });
 
-  await check('the status bar shows the current thread: title, and its id in the tooltip', async () => {
-    // Toasts can cover the hover; clear them first.
+  await check('pressing Enter in the drift dialog does not continue: it forks a new thread here, the drifted one is untouched', async () => {
+    const before = storeThreads().find((x) => x.thread_id === drifted.thread_id);
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    await toast(`Forked “${drifted.title}”`).waitFor();
+    await waitStatus(new RegExp(`^history ${drifted.title} \\(fork\\) git-branch main`), `the fork "${drifted.title} (fork)" on main`);
+    const threads = storeThreads();
+    const after = threads.find((x) => x.thread_id === drifted.thread_id);
+    const fork = threads.find((x) => ![clean.thread_id, drifted.thread_id].includes(x.thread_id));
+    if (!fork || fork.forked_from?.thread_id !== drifted.thread_id) throw new Error(`no fork in ${JSON.stringify(threads.map((x) => x.title))}`);
+    if (after.session_count !== before.session_count) throw new Error(`the drifted thread got a session: ${before.session_count} → ${after.session_count}`);
+    forkId = fork.thread_id;
     await runCommand('Notifications: Clear All Notifications');
-    if (!(await ownItem.innerText()).includes(clean.title)) throw new Error(`status text: ${await ownItem.innerText()}`);
-    await ownItem.hover();
-    const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: `Thread: ${clean.thread_id}` }).first();
-    await hover.waitFor();
-    mustInclude('tooltip', await hover.innerText(), [`Session Keeper — ${clean.title}`, 'Branch: main', 'Todos: 1/3 done',
-      'Tests: 7/9 passed', 'Last resume verdict: ok']);
-    await page.waitForTimeout(400); // the hover fades in
-    await shot('07-status-tooltip.png');
-    await page.mouse.move(700, 300);
   });
 
-  await check('Show Session Details opens the clean thread\'s timeline', async () => {
-    await runCommand('Session Keeper: Show Session Details…');
-    await row(clean.title).click();
-    const editor = page.locator('.editor-instance .view-lines').filter({ hasText: 'Timeline' }).first();
+  await check('Switch back asks for a confirmation, checks the branch out, and resumes the thread', async () => {
+    await runCommand('Session Keeper: Resume…');
+    await pickRow(drifted.title).click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Switch Back to fix/payment…', exact: true }).click();
+    const confirm = page.locator('.monaco-dialog-box', { hasText: 'Switch back to fix/payment and resume' });
+    await confirm.waitFor();
+    mustInclude('confirmation', flat(await confirm.innerText()), ['runs `git checkout fix/payment` in', 'No uncommitted change is lost']);
+    if (git('branch', '--show-current') !== 'main') throw new Error('checked out before the confirmation');
+    await page.waitForTimeout(300);
+    await shot('08-switch-back-confirm.png');
+    await confirm.getByRole('button', { name: 'Switch Back and Resume', exact: true }).click();
+    await toast(`Resumed “${drifted.title}”`).waitFor();
+    if (git('branch', '--show-current') !== 'fix/payment') throw new Error(`branch now: ${git('branch', '--show-current')}`);
+    await waitStatus(new RegExp(`^history ${drifted.title} git-branch fix/payment`), `"${drifted.title}" on fix/payment, no drift`);
+    const t = storeThreads().find((x) => x.thread_id === drifted.thread_id);
+    if (t.session_count !== 2) throw new Error(`the drifted thread has ${t.session_count} sessions`);
+    await runCommand('Notifications: Clear All Notifications');
+    await shot('09-switched-back-resumed.png');
+  });
+
+  await check('archive from the view acts at once and Undo brings the thread back', async () => {
+    const title = `${drifted.title} (fork)`;
+    await waitViewThreads((x) => x.some((r) => r.startsWith(title)), 'the fork');
+    await treeRow(title).hover();
+    await treeRow(title).locator('.action-label[aria-label^="Archive"]').click();
+    const note = toast(`Archived “${title}”`);
+    await note.waitFor();
+    await waitViewThreads((x) => !x.some((r) => r.startsWith(title)), 'the fork gone');
+    if (!storeThreads('--all').find((x) => x.thread_id === forkId)?.archived) throw new Error('not archived in the store');
+    await page.waitForTimeout(300);
+    await shot('10-archived-with-undo.png');
+    await note.getByRole('button', { name: 'Undo', exact: true }).click();
+    await waitViewThreads((x) => x.some((r) => r.startsWith(title)), 'the fork back');
+    if (storeThreads().find((x) => x.thread_id === forkId)?.archived !== false) throw new Error('still archived in the store');
+    await runCommand('Notifications: Clear All Notifications');
+  });
+
+  await check('Details opens a rendered page of the thread: summary, resume check, sessions, timeline with clickable paths and diff/rewind actions', async () => {
+    await treeRow(clean.title).hover();
+    await treeRow(clean.title).locator('.action-label[aria-label^="Show Session Details"]').click();
+    await page.locator('.tab', { hasText: `Session: ${clean.title}` }).first().waitFor();
+    const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await frame.locator('h1', { hasText: clean.title }).waitFor();
+    const body = flat(await frame.locator('body').innerText());
+    mustInclude('details page', body, ['Session Keeper', 'A resume here', 'Sessions (2)', 'Timeline', 'checkout main → fix/payment',
+      'payment.py', 'notes.md', 'Open diff', 'Rewind file…', 'Rewind to here…', 'Changes by the agent', 'todos']);
+    await frame.locator('a.act', { hasText: 'notes.md' }).first().click();
+    await page.locator('.tab', { hasText: 'notes.md' }).first().waitFor();
+    await page.locator('.tab', { hasText: `Session: ${clean.title}` }).first().click();
+    await frame.locator('h1', { hasText: clean.title }).waitFor();
+    await shot('11-details-page.png');
+  });
+
+  const details = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  await check("Changes by the agent opens a multi-file diff of the session's edits", async () => {
+    await details.locator('button.act', { hasText: 'Changes by the agent' }).click();
+    await page.locator('.tab', { hasText: `Changes by the agent — ${clean.title}` }).first().waitFor();
+    await page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'Charges are rounded to cents.' }).first().waitFor();
+    await shot('12-changes-by-the-agent.png');
+  });
+
+  await check("Open diff on a file change in the timeline shows the agent's change (content from the blob store)", async () => {
+    await treeRow('notes.md by agent').click();
+    await page.locator('.tab', { hasText: 'notes.md (agent, event' }).first().waitFor();
+    const modified = page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'Charges are rounded to cents.' }).first();
+    await modified.waitFor();
+    const original = flat(await page.locator('.monaco-diff-editor .editor.original .view-lines').first().innerText());
+    if (original) throw new Error(`the file did not exist before the agent wrote it, yet the left side shows "${original}"`);
+    await shot('13-open-diff.png');
+  });
+
+  await check('Rewind to here… previews per file, restores what the session changed (notes.md, created later, is removed), leaves a file changed since alone, and Undo brings it back', async () => {
+    const notes = `${WS}/notes.md`;
+    const before = readFileSync(notes, 'utf8');
+    const payment = readFileSync(`${WS}/payment.py`, 'utf8'); // fix/payment's version since the switch back
+    await page.locator('.tab', { hasText: `Session: ${clean.title}` }).first().click();
+    await details.locator('h1', { hasText: clean.title }).waitFor();
+    await details.locator('tr.entry', { hasText: 'todos 1/3 done' }).locator('button', { hasText: 'Rewind to here…' }).click();
+    const preview = page.locator('.monaco-dialog-box', { hasText: 'Rewind the files of the session to event' });
+    await preview.waitFor();
+    mustInclude('rewind preview', flat(await preview.innerText()), ['notes.md: delete', "payment.py: refused — changed on disk since the session's last version",
+      'Rewind Anyway (1 Changed File Too)', 'a rewind can be undone']);
+    if (!existsSync(notes)) throw new Error('notes.md is gone before the rewind was confirmed');
+    await page.waitForTimeout(300);
+    await shot('14-rewind-preview.png');
+    await preview.getByRole('button', { name: 'Rewind 1 File', exact: true }).click();
+    const done = toast('rewound 1 file to event');
+    await done.waitFor();
+    if (existsSync(notes)) throw new Error('notes.md is still there after the rewind');
+    if (readFileSync(`${WS}/payment.py`, 'utf8') !== payment) throw new Error('the refused payment.py was rewound');
+    await done.getByRole('button', { name: 'Undo', exact: true }).click();
+    await toast('rewind undone').waitFor();
+    if (!existsSync(notes) || readFileSync(notes, 'utf8') !== before) throw new Error('Undo did not bring notes.md back as it was');
+    await runCommand('Notifications: Clear All Notifications');
+  });
+
+  await check('the getting-started walkthrough has the install, connect-agents and pick-a-session steps', async () => {
+    await runCommand('Welcome: Open Walkthrough...');
+    await row('Get Started with Session Keeper').waitFor();
+    await row('Get Started with Session Keeper').click();
+    const walk = page.locator('.gettingStartedContainer');
+    await walk.locator('.getting-started-step', { hasText: 'Install the server' }).first().waitFor();
+    mustInclude('walkthrough', flat(await walk.innerText()), ['Get Started with Session Keeper', 'Install the server', 'Connect your agents', 'Pick a session']);
+    await page.waitForTimeout(300);
+    await shot('15-walkthrough.png');
+    await runCommand('View: Close All Editors');
+  });
+
+  await check('Rebuild Session Index reports the counts; Restart Server brings the server back', async () => {
+    await runCommand('Session Keeper: Rebuild Session Index');
+    await toast('Session Keeper: indexed 4 threads').waitFor();
+    await runCommand('Notifications: Clear All Notifications');
+    await runCommand('Session Keeper: Restart Server');
+    await waitStatus(/^history Agent sessions \(3\)/, 'the restarted server (nothing current in a new server)');
+  });
+
+  await check('with a bare python3 the server does not start, and ONE notification names the cause and the way out', async () => {
+    const settingsFile = process.env.E2E_SETTINGS;
+    if (!settingsFile) throw new Error('E2E_SETTINGS is not set');
+    const bare = '/usr/bin/python3';
+    try {
+      execFileSync(bare, ['-c', 'import sessionkeeper'], { stdio: 'pipe' });
+      throw new Error(`${bare} has sessionkeeper installed: the first-run check needs one without it`);
+    } catch (err) {
+      if (String(err.message).includes('has sessionkeeper')) throw err;
+    }
+    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    // Edit through the editor (a write behind its back is not reliably seen by code-server).
+    await runCommand('Preferences: Open User Settings (JSON)');
+    const editor = page.locator('.editor-instance .monaco-editor').filter({ hasText: 'sessionKeeper.storePath' }).first();
     await editor.waitFor();
-    await page.locator('.tab', { hasText: `${clean.title}.md` }).first().waitFor();
-    // Two sessions: the seeded one and the one the resume opened.
-    await editor.filter({ hasText: 'resumed from' }).waitFor();
-    const text = (await editor.innerText()).replace(/\s+/g, ' ');
-    mustInclude('details', text, [`# ${clean.title}`, clean.thread_id, 'Todos | 1/3', 'Tests | 7/9', 'Timeline',
-      'session started', 'todos 1/3 done', 'tests 7/9', 'resumed from']);
-    await shot('08-details-timeline.png');
+    await editor.locator('.view-lines').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    // One line, inserted like a paste: no auto-indent or auto-closed brackets.
+    await page.keyboard.insertText(JSON.stringify({ ...settings, 'sessionKeeper.serverCommand': [], 'sessionKeeper.pythonPath': bare }));
+    await page.keyboard.press('Control+S');
+    const note = toast("lacks the `sessionkeeper` package");
+    await note.waitFor();
+    const text = flat(await note.innerText());
+    mustInclude('first-run notification', text, [`Session Keeper: after the settings change, the server did not start: \`${bare}\` lacks the \`sessionkeeper\` package (No module named 'sessionkeeper')`]);
+    const buttons = (await note.locator('.monaco-button').allInnerTexts()).map(flat);
+    for (const b of [`Install into ${bare}`, 'Select Interpreter', 'Open Settings']) if (!buttons.includes(b)) throw new Error(`buttons: ${JSON.stringify(buttons)}`);
+    await page.waitForTimeout(1500); // anything else that would pop up
+    const errors = await page.locator('.notification-toast .codicon-error').count();
+    if (errors !== 1) throw new Error(`${errors} error notifications (want exactly one)`);
+    await waitStatus(/^debug-disconnect Agent sessions: server not running/, 'the server not running');
+    await view.locator('.welcome-view-content', { hasText: 'The Session Keeper server is not running.' }).waitFor();
+    await shot('16-first-run-notification.png');
+    await note.getByRole('button', { name: 'Select Interpreter', exact: true }).click();
+    const input = quickInput.locator('input');
+    await input.waitFor();
+    await input.fill(process.env.E2E_PYTHON);
+    await page.keyboard.press('Enter');
+    await waitStatus(/^history Agent sessions \(3\)/, 'the server back with the selected interpreter');
+    const after = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    if (after['sessionKeeper.pythonPath'] !== process.env.E2E_PYTHON) throw new Error(`pythonPath now ${after['sessionKeeper.pythonPath']}`);
+  });
+
+  await check('the log holds every resume, decision, switch back, archive and error at info level', async () => {
+    const root = process.env.E2E_USER_DATA;
+    if (!root) throw new Error('E2E_USER_DATA is not set');
+    const found = [];
+    const walk = (dir) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (name.endsWith('Session Keeper.log')) found.push(p);
+      }
+    };
+    walk(join(root, 'logs'));
+    const log = found.map((f) => readFileSync(f, 'utf8')).join('\n');
+    const expect = [
+      [/\[info\] Resume “Clean thread” \(.+\): check says ok/, 'a resume check'],
+      [/\[info\] Resume “Drifted thread”: decision fork/, 'the Enter decision'],
+      [/\[info\] Resume “Drifted thread”: decision switch_back/, 'the switch-back decision'],
+      [/\[info\] Switch back for “Drifted thread”: ran `git checkout fix\/payment`/, 'the switch back'],
+      [/\[info\] Archived “Drifted thread \(fork\)”/, 'the archive'],
+      [/\[info\] Undo: unarchived “Drifted thread \(fork\)”/, 'the undo'],
+      [/\[info\] Rewound the files of the session to event \d+/, 'the rewind'],
+      [/\[info\] First run: Session Keeper: after the settings change, the server did not start: `\/usr\/bin\/python3` lacks/, 'the first-run cause'],
+      [/\[error\] Server not started: `\/usr\/bin\/python3` lacks the `sessionkeeper` package/, 'the start error'],
+    ];
+    const missing = expect.filter(([re]) => !re.test(log)).map(([, what]) => what);
+    if (missing.length) throw new Error(`the log lacks: ${missing.join(', ')} (${found.length} log file(s))`);
   });
 }
+

@@ -30,8 +30,14 @@ test('startThread uses the first workspace folder unless one is given', async ()
 test('record defaults to the durability setting', async () => {
   const a = api();
   await a.api.record('s', [{ type: 'message' }]);
-  await a.api.record('s', [], 'none');
+  await a.api.record('s', [{ type: 'message' }], 'none');
   assert.deepEqual(a.calls.map((c) => (c.params as { durability: string }).durability), ['durable', 'none']);
+});
+
+test('record refuses an empty batch before asking the server', async () => {
+  const a = api();
+  await assert.rejects(a.api.record('s', []), /at least one event/);
+  assert.equal(a.calls.length, 0);
 });
 
 test('resume continues on ok but returns a drift report without a decision', async () => {

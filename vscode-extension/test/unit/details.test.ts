@@ -1,42 +1,37 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { relativeTime } from '../../src/format';
-import { detailsPath, renderDetails, renderTimelineEntry, threadIdFromPath } from '../../src/ui/details';
-import { NOW, thread } from './fixtures';
+import { detailsMessage, renderDetailsHtml, renderTimelineRow } from '../../src/ui/details';
+import { page, pageMessage } from '../../src/ui/html';
+import { diff, entry, NOW, report, shown, thread } from './fixtures';
 
-test('details paths round-trip the thread id', () => {
-  assert.equal(threadIdFromPath(detailsPath('abc')), 'abc');
-  assert.equal(detailsPath('abc', 'Fix: a/b #1'), '/thread/abc/Fix a b 1.md');
-  assert.equal(threadIdFromPath(detailsPath('abc', 'Fix: a/b #1')), 'abc');
-  assert.equal(threadIdFromPath('/report/abc.md'), undefined);
+test('a file change row has a clickable path, Open diff, Rewind file… and Rewind to here…', () => {
+  const row = renderTimelineRow(entry({ seq: 12, type: 'file_change', path: 'src/pay.py', author: 'agent', summary: 'src/pay.py by agent' }));
+  assert.match(row, /data-cmd="openFile" data-args="\{&quot;path&quot;:&quot;src\/pay\.py&quot;\}"/);
+  for (const cmd of ['openDiff', 'rewindFile', 'rewindTo']) assert.match(row, new RegExp(`data-cmd="${cmd}"`));
+  const plain = renderTimelineRow(entry({ seq: 3 }));
+  assert.doesNotMatch(plain, /openDiff|rewindFile/);
+  assert.match(plain, /rewindTo/);
 });
 
-test('timeline entries show seq, time, type and a summary', () => {
-  assert.equal(renderTimelineEntry({ seq: 3, ts: '2026-05-01T10:00:00.123Z', type: 'tool_call', summary: 'pytest -q' }), '    3  2026-05-01 10:00:00Z  tool_call         pytest -q');
-  assert.match(renderTimelineEntry({ seq: 4, type: 'todo', item: 'write tests' }), /todo\s+item=write tests$/);
+test('the details page shows summary, agent, state, the resume check and every subsystem', () => {
+  const html = renderDetailsHtml(shown({ thread: thread({ agent: 'codex', model: 'gpt-5', state: 'drift', state_reason: 'branch a → b', current: true }) }),
+    report({ verdict: 'drift', differences: [diff('branch', 'a', 'b')] }), NOW);
+  assert.match(html, /<h1>Fix payment rounding<\/h1>/);
+  assert.match(html, /Codex · gpt-5/);
+  assert.match(html, /current session/);
+  assert.match(html, /branch a → b/);
+  assert.match(html, /<h2>A resume here<\/h2>/);
+  assert.match(html, /<th>todos<\/th><td>3\/5 done/);
+  assert.match(html, /data-cmd="changes"/);
 });
 
-test('details document has the thread table, sessions and timeline', () => {
-  const md = renderDetails({ thread: thread(), sessions: [{ session_id: 's1', started_at: 'x' }], timeline: [{ seq: 1, type: 'session_meta' }] }, NOW);
-  assert.match(md, /^# Fix payment rounding/);
-  assert.match(md, /\| Branch \| fix\/payment \|/);
-  assert.match(md, /## Sessions \(1\)\n\n- `s1` — started_at: x/);
-  assert.match(md, /## Timeline \(1 events\)/);
-});
-
-test('details say when the timeline is truncated and list damaged records', () => {
-  const md = renderDetails({
-    thread: thread({ cost_usd: 1.5 }), sessions: [], timeline: [{ seq: 900, type: 'todo', summary: 'x' }], timeline_total: 901,
-    damaged: [{ session_id: 's1', line: 7, kind: 'checksum', reason: 'checksum mismatch' }],
-  }, NOW);
-  assert.match(md, /## Timeline \(901 events, the last 1 of 901\)/);
-  assert.match(md, /- session `s1` line 7: checksum mismatch/);
-  assert.match(md, /\| Cost \| \$1\.50 \|/);
-});
-
-test('relative time covers minutes, hours, days and old dates', () => {
-  assert.equal(relativeTime('2026-05-01T11:55:00Z', NOW), '5 min ago');
-  assert.equal(relativeTime('2026-04-28T12:00:00Z', NOW), '3 d ago');
-  assert.equal(relativeTime('2025-01-01T00:00:00Z', NOW), '2025-01-01');
-  assert.equal(relativeTime(null, NOW), 'never');
+test('page messages are checked field by field; the page escapes and locks scripts to a nonce', () => {
+  assert.deepEqual(detailsMessage({ cmd: 'openDiff', seq: 3, path: 'a.py' }), { cmd: 'openDiff', seq: 3, path: 'a.py' });
+  assert.equal(detailsMessage({ cmd: 'openDiff', seq: '3', path: 'a.py' }), undefined);
+  assert.equal(detailsMessage({ cmd: 'rm -rf' }), undefined);
+  assert.equal(pageMessage('x'), undefined);
+  const html = page({ title: '<t>', cspSource: 'vscode-webview:', nonce: 'N1', body: '' });
+  assert.match(html, /script-src 'nonce-N1'/);
+  assert.match(html, /<title>&lt;t&gt;<\/title>/);
+  assert.match(html, /<script nonce="N1">/);
 });

@@ -1,23 +1,31 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ListResult } from '../../src/protocol';
-import { actionItems, LOAD_MORE_LABEL, pickerItems, pickThread, threadItem, type PickerItem, type QuickPickLike } from '../../src/ui/picker';
+import { LOAD_MORE_LABEL, pickerItems, pickThread, threadItem, type ItemButton, type PickerItem, type QuickPickLike } from '../../src/ui/picker';
 import { NOW, thread } from './fixtures';
 
-test('picker item shows state icon, title, branch, last activity and progress', () => {
-  const i = threadItem(thread(), NOW);
+test('a picker row names the agent and model, marks the current thread, and shows branch, age and progress', () => {
+  const i = threadItem(thread({ agent: 'codex', model: 'gpt-5', current: true, cost_usd: 0.42 }), NOW);
   assert.equal(i.label, '$(pass) Fix payment rounding');
-  assert.equal(i.description, '$(git-branch) fix/payment · 2 h ago');
-  assert.equal(i.detail, 'todos 3/5 · tests 7/9 · 2 sessions');
+  assert.equal(i.description, 'Codex · gpt-5 · $(circle-filled) current');
+  assert.equal(i.detail, '$(git-branch) fix/payment · 2 h ago · todos 3/5 · tests 7/9 · $0.42 · 2 sessions');
+  assert.equal(threadItem(thread({ agent: 'claude' }), NOW).description, 'Claude Code');
+  assert.equal(threadItem(thread({ agent: 'native' }), NOW).description, 'Session Keeper');
 });
 
-test('picker item icons follow state: drift, blocked, damaged, archived', () => {
-  assert.match(threadItem(thread({ state: 'drift' }), NOW).label, /^\$\(warning\)/);
-  assert.match(threadItem(thread({ state: 'blocked' }), NOW).label, /^\$\(error\)/);
-  const damaged = threadItem(thread({ damaged: true }), NOW);
+test('a drifted row says what drifted, not just "drift"', () => {
+  const i = threadItem(thread({ state: 'drift', state_reason: 'branch fix/payment → main' }), NOW);
+  assert.match(i.label, /^\$\(warning\) /);
+  assert.match(i.detail ?? '', /^\$\(warning\) branch fix\/payment → main · /);
+  const damaged = threadItem(thread({ damaged: true, state: null }), NOW);
   assert.match(damaged.label, /^\$\(error\)/);
   assert.match(damaged.detail ?? '', /damaged log/);
   assert.match(threadItem(thread({ archived: true }), NOW).label, /^\$\(archive\)/);
+});
+
+test('each row acts through its buttons: Resume, Fork, Details, Archive (Unarchive when archived)', () => {
+  assert.deepEqual(threadItem(thread(), NOW).buttons?.map((b) => b.action), ['resume', 'fork', 'details', 'archive']);
+  assert.deepEqual(threadItem(thread({ archived: true }), NOW).buttons?.map((b) => b.action), ['resume', 'fork', 'details', 'unarchive']);
 });
 
 test('picker items are newest first and end with Load more when there is a next page', () => {
@@ -27,17 +35,6 @@ test('picker items are newest first and end with Load more when there is a next 
   ], 'c2', NOW);
   assert.deepEqual(items.map((i) => i.label), ['$(pass) new', '$(pass) old', LOAD_MORE_LABEL]);
   assert.equal(items[2]?.loadMore, true);
-  assert.equal(pickerItems([thread()], null, NOW).length, 1);
-});
-
-test('missing todos and tests read as such, single session is singular', () => {
-  const i = threadItem(thread({ todos: null, tests: null, session_count: 1 }), NOW);
-  assert.equal(i.detail, 'no todos · tests not run · 1 session');
-});
-
-test('actions offer resume, fork, archive (or unarchive) and details', () => {
-  assert.deepEqual(actionItems(thread()).map((a) => a.action), ['resume', 'fork', 'archive', 'details']);
-  assert.deepEqual(actionItems(thread({ archived: true })).map((a) => a.action), ['resume', 'fork', 'unarchive', 'details']);
 });
 
 class FakeQuickPick implements QuickPickLike<PickerItem> {
@@ -53,17 +50,23 @@ class FakeQuickPick implements QuickPickLike<PickerItem> {
   disposed = false;
   private accept: () => void = () => undefined;
   private hideCb: () => void = () => undefined;
+  private buttonCb: (e: { item: PickerItem; button: ItemButton }) => void = () => undefined;
   onDidAccept(cb: () => void) { this.accept = cb; return { dispose() {} }; }
   onDidHide(cb: () => void) { this.hideCb = cb; return { dispose() {} }; }
+  onDidTriggerItemButton(cb: (e: { item: PickerItem; button: ItemButton }) => void) { this.buttonCb = cb; return { dispose() {} }; }
   show() { this.shown = true; }
   hide() { this.hideCb(); }
   dispose() { this.disposed = true; }
   choose(pred: (i: PickerItem) => boolean) { this.selectedItems = this.items.filter(pred).slice(0, 1); this.accept(); }
+  press(pred: (i: PickerItem) => boolean, action: string) {
+    const item = this.items.find(pred)!;
+    this.buttonCb({ item, button: item.buttons!.find((b) => b.action === action)! });
+  }
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-test('pickThread lists lazily, pages with Load more, and resolves the chosen thread', async () => {
+test('pickThread lists lazily, pages with Load more, and Enter picks a thread', async () => {
   const qp = new FakeQuickPick();
   const calls: (string | undefined)[] = [];
   const pages: Record<string, ListResult> = {
@@ -74,14 +77,23 @@ test('pickThread lists lazily, pages with Load more, and resolves the chosen thr
   assert.equal(qp.shown, true);
   await tick();
   assert.deepEqual(calls, [undefined]);
-  assert.equal(qp.items.length, 2);
   qp.choose((i) => i.loadMore === true);
   await tick();
   assert.deepEqual(calls, [undefined, 'p2']);
   assert.deepEqual(qp.items.map((i) => i.thread?.thread_id), ['t1', 't2']);
   qp.choose((i) => i.thread?.thread_id === 't2');
-  assert.equal((await picked)?.thread_id, 't2');
+  const p = await picked;
+  assert.deepEqual([p?.thread.thread_id, p?.action], ['t2', 'accept']);
   assert.equal(qp.disposed, true);
+});
+
+test('a row button resolves with its action, without a second picker', async () => {
+  const qp = new FakeQuickPick();
+  const picked = pickThread({ createQuickPick: () => qp, list: async () => ({ threads: [thread({ thread_id: 't1' })], next_cursor: null }), onError: assert.fail });
+  await tick();
+  qp.press((i) => i.thread?.thread_id === 't1', 'archive');
+  const p = await picked;
+  assert.deepEqual([p?.thread.thread_id, p?.action], ['t1', 'archive']);
 });
 
 test('pickThread resolves undefined when hidden and reports list errors', async () => {

@@ -1,108 +1,178 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Report, Requester, ResumeResult } from '../../src/protocol';
-import { resumeFlow, type ResumeUi } from '../../src/resume';
-import { DRIFT, report } from './fixtures';
+import type { Report, ResumeResult, SwitchBackResult } from '../../src/protocol';
+import { agentCommand, resumeFlow, type AgentCommand, type ResumeDeps, type ResumeUi } from '../../src/resume';
+import { diff, logger, report, requester, THREAD_ID } from './fixtures';
 
-interface Call { method: string; params: unknown }
+const TID = THREAD_ID;
 
-function fakes(check: Report, answers: { modal?: string; notify?: string } = {}, server: Partial<Report> = {}) {
-  const calls: Call[] = [];
-  const shown: { kind: string; message: string; detail?: string; labels: string[] }[] = [];
-  const request = (async (method: string, params: unknown) => {
-    calls.push({ method, params });
-    if (method === 'session/checkResume') return check;
-    if (method === 'session/resume') return { report: { ...check, verdict: 'ok', ...server }, thread_id: (params as { decision?: string }).decision === 'fork' ? 'new-thread' : check.thread_id, session_id: 'sess-2' } satisfies ResumeResult;
-    if (method === 'session/fork') return { thread_id: 'forked', session_id: 'sess-f' };
-    throw new Error(`unexpected ${method}`);
-  }) as Requester;
-  const ui: ResumeUi & { copied?: string; exported?: string; opened?: string } = {
-    modal: async (kind, message, detail, labels) => { shown.push({ kind, message, detail, labels }); return answers.modal; },
-    notify: async (kind, message, labels) => { shown.push({ kind, message, labels }); return answers.notify; },
-    showReport: async () => undefined,
-    exportThread: async (id) => { ui.exported = id; },
-    copy: async (t) => { ui.copied = t; },
-    openFile: async (p) => { ui.opened = p; },
+const FILE = diff('file_changed', { path: 'pay.py', seq: 3, hash: 'a', author: 'agent' }, { path: 'pay.py', hash: 'b', author: 'external' }, 'pay.py changed outside the session');
+const DRIFTED = report({ verdict: 'drift', differences: [diff('branch', 'fix/payment', 'main')], choices: ['continue', 'switch_back', 'fork', 'cancel'], switch_back: 'git checkout fix/payment' });
+
+interface Shown { kind: string; message: string; detail?: string; labels: string[] }
+
+function plan(over: Partial<SwitchBackResult> = {}): SwitchBackResult {
+  return { branch: 'fix/payment', command: 'git checkout fix/payment', ran: false, refused: null, message: 'runs it', worktree: null, uncommitted: [], ...over };
+}
+
+/**
+ * A flow over fakes: `checks` are the reports checkResume answers in turn; `modal` answers the
+ * dialogs in turn: a number is "the button at that index" (0 = the default, what Enter picks),
+ * undefined is Cancel / Escape.
+ */
+function fakes(checks: Report[], modal: (number | undefined)[] = [], opts: { switchBack?: SwitchBackResult[]; command?: AgentCommand; current?: string } = {}) {
+  const shown: Shown[] = [];
+  const did: string[] = [];
+  const terminals: { command: AgentCommand; title: string }[] = [];
+  const plans = [...(opts.switchBack ?? [])];
+  const r = requester({
+    'session/checkResume': () => checks.shift() ?? report(),
+    'session/resume': (p: { decision: string; thread_id: string }) => ({
+      report: { ...report(), decision: p.decision }, thread_id: p.decision === 'fork' ? 'new-thread' : p.thread_id, session_id: 'sess-2',
+      ...(opts.command ? { command: opts.command } : {}),
+    } as ResumeResult),
+    'session/fork': () => ({ thread_id: 'forked', session_id: 'sess-f' }),
+    'session/switchBack': () => plans.shift() ?? plan(),
+  });
+  const answers = [...modal];
+  const ui: ResumeUi = {
+    modal: async (kind, message, detail, labels) => {
+      shown.push({ kind, message, detail, labels });
+      const i = answers.shift();
+      return i === undefined ? undefined : labels[i];
+    },
+    notify: async (kind, message, labels) => { shown.push({ kind, message, labels }); return undefined; },
+    showReport: async () => { did.push('report'); },
+    showDetails: async (id) => { did.push(`details ${id}`); },
+    exportThread: async (id) => { did.push(`export ${id}`); },
+    openFile: async (p) => { did.push(`open ${p}`); },
+    openFolder: async (p) => { did.push(`folder ${p}`); },
+    openSourceControl: async () => { did.push('scm'); },
+    runAgent: (command, title) => { terminals.push({ command, title }); },
   };
-  return { calls, shown, ui, deps: { request, ui, workspace: '/ws' } };
+  const log = logger();
+  const deps: ResumeDeps = { request: r.request, ui, workspace: '/ws', log, currentThread: () => opts.current };
+  return { calls: r.calls, shown, did, terminals, log, deps, methods: () => r.calls.map((c) => `${c.method}${(c.params as { decision?: string; dry_run?: boolean }).decision ? `:${(c.params as { decision: string }).decision}` : ''}${(c.params as { dry_run?: boolean }).dry_run === false ? ':run' : ''}`) };
 }
 
 test('ok verdict resumes without asking and shows what came back', async () => {
-  const f = fakes(report());
-  const end = await resumeFlow(f.deps, 'tid', 'Fix');
+  const f = fakes([report()]);
+  const end = await resumeFlow(f.deps, TID, 'Fix');
   assert.equal(end.kind, 'resumed');
-  assert.deepEqual(f.calls.map((c) => c.method), ['session/checkResume', 'session/resume']);
-  assert.deepEqual(f.calls[0]?.params, { thread_id: 'tid', workspace: '/ws' });
-  assert.deepEqual(f.calls[1]?.params, { thread_id: report().thread_id, workspace: '/ws', decision: 'continue' });
-  assert.equal(f.shown.length, 1);
-  assert.match(f.shown[0]?.message ?? '', /Resumed “Fix”: restored to event 42, todos 3\/5, tests 7\/9/);
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:continue']);
+  assert.deepEqual(f.calls[0]?.params, { thread_id: TID, workspace: '/ws' });
+  assert.equal(f.shown.filter((s) => s.kind !== 'info').length, 0);
+  assert.match(f.shown[0]?.message ?? '', /Resumed “Fix”: restored to event 42, todos: 3\/5 done/);
+  assert.ok(f.log.lines.some((l) => /^info Resume “Fix” \(1111.*\): check says ok/.test(l)));
+  assert.ok(f.log.lines.some((l) => /^info Resume “Fix” \(.*\): continue → verdict ok/.test(l)));
+});
+
+test('pressing Enter in the drift dialog forks: it never continues over the drift', async () => {
+  const f = fakes([DRIFTED], [0]);
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(end, { kind: 'forked', thread_id: 'new-thread', session_id: 'sess-2' });
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:fork']);
+  assert.ok(f.log.lines.includes('info Resume “Fix”: decision fork'));
+});
+
+test('Cancel (or Escape) in the drift dialog sends nothing and keeps whatever is current', async () => {
+  const f = fakes([DRIFTED], [undefined]);
+  assert.deepEqual(await resumeFlow(f.deps, TID, 'Fix'), { kind: 'cancelled' });
+  assert.deepEqual(f.methods(), ['session/checkResume']);
+  assert.ok(f.log.lines.includes('info Resume “Fix”: decision cancel'));
+});
+
+test('Continue anyway resumes at once when no file the agent touched drifted', async () => {
+  const f = fakes([DRIFTED], [2]);
+  assert.equal(f.shown.length, 0);
+  await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:continue']);
+  assert.equal(f.shown.filter((s) => s.labels.length > 1).length, 1);
+});
+
+test('Continue anyway over files the agent touched asks again; its default shows details and resumes nothing', async () => {
+  const drift = { ...DRIFTED, differences: [...DRIFTED.differences, FILE] };
+  const f = fakes([drift], [2, 0]);
+  assert.deepEqual(await resumeFlow(f.deps, TID, 'Fix'), { kind: 'cancelled' });
+  assert.deepEqual(f.methods(), ['session/checkResume']);
+  assert.match(f.shown[1]?.message ?? '', /1 file the agent touched changed/);
+  assert.deepEqual(f.did, [`details ${TID}`]);
+  const yes = fakes([drift], [2, 1]);
+  await resumeFlow(yes.deps, TID, 'Fix');
+  assert.deepEqual(yes.methods(), ['session/checkResume', 'session/resume:continue']);
+});
+
+test('Switch back asks first, runs the checkout, then resumes the thread (checked again)', async () => {
+  const f = fakes([DRIFTED, report()], [1, 0], { switchBack: [plan(), plan({ ran: true, message: 'ran `git checkout fix/payment`' })] });
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.equal(end.kind, 'switched');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/switchBack', 'session/switchBack:run', 'session/checkResume', 'session/resume:continue']);
+  assert.deepEqual(f.calls[1]?.params, { thread_id: TID, workspace: '/ws', dry_run: true });
+  assert.equal(f.shown[1]?.message, 'Switch back to fix/payment and resume “Fix”?');
+});
+
+test('declining the switch-back confirmation runs nothing', async () => {
+  const f = fakes([DRIFTED], [1, undefined], { switchBack: [plan()] });
+  assert.deepEqual(await resumeFlow(f.deps, TID, 'Fix'), { kind: 'cancelled' });
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/switchBack']);
+});
+
+test('switch back of the current thread does not resume it again: its session goes on', async () => {
+  const f = fakes([DRIFTED], [1, 0], { current: TID, switchBack: [plan(), plan({ ran: true })] });
+  assert.deepEqual(await resumeFlow(f.deps, TID, 'Fix'), { kind: 'switched', resumed: undefined });
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/switchBack', 'session/switchBack:run']);
+  assert.match(f.shown.at(-1)?.message ?? '', /continues where it was/);
+});
+
+test('a refused switch back explains and offers the worktree or source control, never runs', async () => {
+  const other = fakes([DRIFTED], [1, 0], { switchBack: [plan({ refused: 'other_worktree', worktree: '/wt/pay' })] });
+  await resumeFlow(other.deps, TID, 'Fix');
+  assert.deepEqual(other.did, ['folder /wt/pay']);
+  assert.deepEqual(other.methods(), ['session/checkResume', 'session/switchBack']);
+  const dirty = fakes([DRIFTED], [1, 0], { switchBack: [plan({ refused: 'uncommitted', uncommitted: ['a.py'] })] });
+  await resumeFlow(dirty.deps, TID, 'Fix');
+  assert.deepEqual(dirty.did, ['scm']);
+  assert.match(dirty.shown[1]?.message ?? '', /uncommitted work/);
+});
+
+test('a failing checkout is reported as an error and resumes nothing', async () => {
+  const f = fakes([DRIFTED], [1, 0], { switchBack: [plan(), plan({ ran: false, refused: 'failed', message: 'untracked x.txt would be overwritten' })] });
+  assert.deepEqual(await resumeFlow(f.deps, TID, 'Fix'), { kind: 'cancelled' });
+  assert.equal(f.shown.at(-1)?.kind, 'error');
+  assert.match(f.shown.at(-1)?.message ?? '', /untracked x\.txt would be overwritten/);
+  assert.ok(f.log.lines.some((l) => l.startsWith('error Switch back for “Fix” failed')));
+});
+
+test("an agent's thread resumes by running the agent's own command in a terminal", async () => {
+  const command = { argv: ['codex', 'resume', 'abc'], cwd: '/ws', display: 'codex resume abc' };
+  const f = fakes([report({ agent: 'codex' })], [], { command });
+  await resumeFlow(f.deps, 'abc', 'Codex thread');
+  assert.deepEqual(f.terminals, [{ command, title: 'Codex thread' }]);
+  assert.ok(f.log.lines.some((l) => l.includes("running the agent's own resume in a terminal in /ws: codex resume abc")));
+});
+
+test('a malformed or missing agent command runs nothing', () => {
+  const base = { report: report(), thread_id: 't', session_id: 's' } as ResumeResult;
+  assert.equal(agentCommand(base), undefined);
+  assert.equal(agentCommand({ ...base, command: { argv: [], cwd: '/ws' } } as ResumeResult), undefined);
+  assert.equal(agentCommand({ ...base, command: { argv: ['x', 3], cwd: '/ws' } } as unknown as ResumeResult), undefined);
+  assert.deepEqual(agentCommand({ ...base, command: { argv: ['claude', '--resume', 'x'], cwd: '/w' } } as ResumeResult), { argv: ['claude', '--resume', 'x'], cwd: '/w', display: 'claude --resume x' });
+});
+
+test('blocked explains why and can fork, export or relocate', async () => {
+  const blocked = report({ verdict: 'blocked', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'] });
+  const f = fakes([blocked], [1]);
+  const end = await resumeFlow(f.deps, TID);
+  assert.equal(f.shown[0]?.kind, 'error');
+  assert.match(f.shown[0]?.detail ?? '', /Working directory missing: \/gone → missing/);
+  assert.deepEqual(end, { kind: 'forked', thread_id: 'forked', session_id: 'sess-f' });
+  const relocate = fakes([{ ...blocked, relocate_to: '/moved' }], [0]);
+  await resumeFlow(relocate.deps, TID);
+  assert.deepEqual(relocate.methods(), ['session/checkResume', 'session/resume:relocate']);
 });
 
 test('without a thread id the latest thread of the workspace is checked', async () => {
-  const f = fakes(report());
+  const f = fakes([report()]);
   await resumeFlow(f.deps, undefined);
   assert.deepEqual(f.calls[0]?.params, { latest: true, workspace: '/ws' });
-});
-
-test('drift asks in a modal and continues only when the user says so', async () => {
-  const f = fakes(DRIFT, { modal: 'Continue anyway' });
-  const end = await resumeFlow(f.deps, 'tid', 'Fix');
-  assert.equal(end.kind, 'resumed');
-  assert.equal(f.shown[0]?.kind, 'warning');
-  assert.deepEqual(f.shown[0]?.labels, ['Continue anyway', 'Switch back', 'Fork here']);
-  assert.equal((f.calls[1]?.params as { decision: string }).decision, 'continue');
-});
-
-test('drift dismissed records cancel and resumes nothing', async () => {
-  const f = fakes(DRIFT);
-  const end = await resumeFlow(f.deps, 'tid');
-  assert.equal(end.kind, 'cancelled');
-  assert.deepEqual(f.calls.map((c) => (c.params as { decision?: string }).decision), [undefined, 'cancel']);
-});
-
-test('switch back shows (and can copy) the git command but never runs it', async () => {
-  const f = fakes(DRIFT, { modal: 'Switch back', notify: 'Copy Command' });
-  const end = await resumeFlow(f.deps, 'tid');
-  assert.deepEqual(end, { kind: 'switch_back', command: 'git checkout fix/payment' });
-  assert.match(f.shown[1]?.message ?? '', /git checkout fix\/payment/);
-  assert.equal(f.ui.copied, 'git checkout fix/payment');
-});
-
-test('fork here resumes with the fork decision and returns the new thread', async () => {
-  const f = fakes(DRIFT, { modal: 'Fork here' });
-  const end = await resumeFlow(f.deps, 'tid');
-  assert.deepEqual(end, { kind: 'forked', thread_id: 'new-thread', session_id: 'sess-2' });
-});
-
-test('blocked explains why and can fork or export', async () => {
-  const blocked = report({ verdict: 'blocked', differences: [{ kind: 'cwd_missing', recorded: '/gone', current: null }], choices: ['relocate', 'fork', 'export'] });
-  const f = fakes(blocked, { modal: 'Fork' });
-  const end = await resumeFlow(f.deps, 'tid');
-  assert.equal(f.shown[0]?.kind, 'error');
-  assert.match(f.shown[0]?.detail ?? '', /Working directory missing: recorded \/gone → now missing/);
-  assert.deepEqual(end, { kind: 'forked', thread_id: 'forked', session_id: 'sess-f' });
-  assert.deepEqual(f.calls[1], { method: 'session/fork', params: { thread_id: blocked.thread_id, workspace: '/ws' } });
-
-  const g = fakes(blocked, { modal: 'Export' });
-  assert.deepEqual(await resumeFlow(g.deps, 'tid'), { kind: 'exported', path: undefined });
-  assert.equal(g.ui.exported, blocked.thread_id, 'no export_path from the server: client-side export');
-});
-
-test('export and relocate are sent to the server as resume decisions', async () => {
-  const blocked = report({ verdict: 'blocked', choices: ['relocate', 'fork', 'export'] });
-  const e = fakes(blocked, { modal: 'Export', notify: 'Open' }, { export_path: '/tmp/x.jsonl' });
-  assert.deepEqual(await resumeFlow(e.deps, 'tid', 'T'), { kind: 'exported', path: '/tmp/x.jsonl' });
-  assert.equal((e.calls[1]?.params as { decision: string }).decision, 'export');
-  assert.equal(e.ui.opened, '/tmp/x.jsonl');
-  assert.equal(e.ui.exported, undefined);
-
-  const r = fakes(blocked, { modal: 'Relocate' });
-  assert.equal((await resumeFlow(r.deps, 'tid')).kind, 'resumed');
-  assert.equal((r.calls[1]?.params as { decision: string }).decision, 'relocate');
-});
-
-test('switch back is not announced twice when the server already showed its command', async () => {
-  const f = fakes(DRIFT, { modal: 'Switch back' }, { switch_back: 'git switch fix/payment' });
-  assert.deepEqual(await resumeFlow(f.deps, 'tid'), { kind: 'switch_back', command: 'git switch fix/payment' });
-  assert.equal(f.shown.length, 1, 'only the drift dialog');
 });

@@ -6,7 +6,7 @@ const cfg = (o: Record<string, unknown>): ConfigGetter => ({ get: <T>(k: string)
 
 test('defaults: python3 -m sessionkeeper serve, written durability, redaction on, no auto-resume', () => {
   const s = readSettings(cfg({}));
-  assert.deepEqual(s, { pythonPath: '', serverCommand: [], storePath: '', durability: 'written', autoResume: false, redaction: true });
+  assert.deepEqual(s, { pythonPath: '', serverCommand: [], storePath: '', durability: 'written', autoResume: false, redaction: true, installSpec: 'sessionkeeper' });
   const l = resolveLaunch(s);
   assert.equal(l.command, 'python3');
   assert.deepEqual(l.args, ['-m', 'sessionkeeper', 'serve']);

@@ -1,71 +1,70 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderStatus, StatusBarController, type StatusItem } from '../../src/ui/statusBar';
-import { status } from './fixtures';
+import { FIX, PICK, renderStatus, StatusBarController, type StatusItem } from '../../src/ui/statusBar';
+import { diff, status } from './fixtures';
 
-test('status text shows title, branch, todos and tests', () => {
-  const v = renderStatus(status());
-  assert.equal(v.text, '$(history) Fix payment rounding  $(git-branch) fix/payment  $(checklist) 3/5  $(beaker) 7/9');
-  assert.equal(v.warning, false);
+test('without a current session the item says what it is and how many sessions there are', () => {
+  assert.equal(renderStatus(null, { count: '3' }).text, '$(history) Agent sessions (3)');
+  assert.match(renderStatus(null, { count: '3' }).tooltip, /3 agent sessions in this workspace .*none is current/);
+  assert.match(renderStatus(null, { count: '0' }).tooltip, /no agent sessions recorded in this workspace yet/);
+  assert.equal(renderStatus(null).text, '$(history) Agent sessions');
+  assert.match(renderStatus(null, { count: '5', allWorkspaces: true }).tooltip, /5 agent sessions in all workspaces/);
+  assert.equal(renderStatus(null).command, PICK);
 });
 
-test('status text says No session when there is none', () => {
-  assert.equal(renderStatus(null).text, '$(history) No session');
-});
-
-test('status shows a warning icon and flag on drift', () => {
-  const v = renderStatus(status({ drift: true, verdict: 'drift' }));
-  assert.match(v.text, /^\$\(warning\) /);
-  assert.equal(v.warning, true);
-  assert.match(v.tooltip, /drift/);
-});
-
-test('status shows an error icon when blocked', () => {
-  assert.match(renderStatus(status({ verdict: 'blocked' })).text, /^\$\(error\) /);
-});
-
-test('status omits tests when none ran and branch when detached', () => {
-  const v = renderStatus(status({ tests: null, branch: null, todos: { done: 0, total: 0 } }));
-  assert.equal(v.text, '$(history) Fix payment rounding');
-});
-
-test('long titles are clipped in the status bar but whole in the tooltip', () => {
-  const title = 'x'.repeat(80);
-  const v = renderStatus(status({ title }));
-  assert.ok(v.text.includes('…'));
-  assert.ok(v.tooltip.includes(title));
-});
-
-test('tooltip lists ids, todos, tests and cost', () => {
-  const t = renderStatus(status()).tooltip;
-  for (const s of ['Thread: 11111111-2222-4333-8444-555555555555', 'Todos: 3/5', 'Tests: 7/9', 'Cost: $1.23', 'Branch: fix/payment']) {
-    assert.ok(t.includes(s), s);
-  }
-});
-
-test('tooltip says plainly when there are no todos and no test run', () => {
-  const t = renderStatus(status({ todos: { done: 0, total: 0 }, tests: null })).tooltip;
-  assert.ok(t.includes('Tests: not run\n'), t);
-  assert.ok(!t.includes('not run passed'), t);
-  assert.ok(t.includes('Todos: ') && !t.includes('none done'), t);
-});
-
-test('server phases render without a session', () => {
-  assert.match(renderStatus(null, 'starting').text, /sync~spin/);
-  const failed = renderStatus(status(), 'failed');
-  assert.match(failed.text, /debug-disconnect/);
+test('starting and failed servers say so; a failed one names the cause and clicks through to the fix', () => {
+  assert.equal(renderStatus(null, { phase: 'starting' }).text, '$(sync~spin) Agent sessions');
+  const failed = renderStatus(null, { phase: 'failed', problem: "`python3` lacks the `sessionkeeper` package" });
+  assert.equal(failed.text, '$(debug-disconnect) Agent sessions: server not running');
+  assert.match(failed.tooltip, /lacks the `sessionkeeper` package/);
+  assert.equal(failed.command, FIX);
   assert.equal(failed.warning, true);
 });
 
-test('controller updates the item on status and phase changes', () => {
-  const item: StatusItem = { text: '', tooltip: '', command: undefined, backgroundColor: undefined, show() { this.text ||= 'shown'; } };
-  const c = new StatusBarController(item, 'sessionKeeper.pickSession', 'WARN');
-  assert.equal(item.command, 'sessionKeeper.pickSession');
+test('a current session shows its agent icon, title, branch, todos and tests', () => {
+  const v = renderStatus(status());
+  assert.equal(v.text, '$(history) Fix payment rounding  $(git-branch) fix/payment  $(checklist) 3/5  $(beaker) 7/9');
+  assert.equal(v.warning, false);
+  assert.match(renderStatus(status({ agent: 'codex' })).text, /^\$\(terminal\) /);
+});
+
+test('live drift turns the item into a warning with the branch move and the reason in the tooltip', () => {
+  const v = renderStatus(status({
+    state: 'drift', state_reason: 'branch fix/payment → main · 1 file changed outside',
+    differences: [diff('branch', 'fix/payment', 'main'), diff('file_changed', { path: 'pay.py' }, { path: 'pay.py' }, 'pay.py changed outside the session')],
+  }));
+  assert.equal(v.text, '$(warning) Fix payment rounding  $(git-branch) fix/payment → main  $(checklist) 3/5  $(beaker) 7/9');
+  assert.equal(v.warning, true);
+  assert.match(v.tooltip, /⚠ Drift now: branch fix\/payment → main · 1 file changed outside/);
+  assert.match(v.tooltip, /• Branch: fix\/payment → main/);
+  assert.match(v.tooltip, /• File changed: pay\.py changed outside the session/);
+});
+
+test('a drift without a branch move shows its reason; stale tests say so', () => {
+  const v = renderStatus(status({ state: 'drift', state_reason: 'HEAD abc1234 → def5678', invalidated: [{ subsystem: 'verifier', reason: 'pay.py changed after the tests ran' }] }));
+  assert.match(v.text, /\$\(git-branch\) fix\/payment  HEAD abc1234 → def5678/);
+  assert.match(v.text, /\$\(beaker\) 7\/9 \(stale\)$/);
+  assert.match(v.tooltip, /Stale: verifier — pay\.py changed after the tests ran/);
+});
+
+test('a session resumed over drift still warns when no live check has run yet', () => {
+  assert.equal(renderStatus(status({ state: null, drift: true, verdict: 'drift' })).warning, true);
+  assert.match(renderStatus(status({ state: null, verdict: 'blocked' })).text, /^\$\(error\) /);
+});
+
+test('the controller renders into its item and follows status, phase and count', () => {
+  const item: StatusItem & { shown: boolean } = { text: '', tooltip: '', command: undefined, backgroundColor: undefined, shown: false, show() { this.shown = true; } };
+  const c = new StatusBarController(item, 'WARN');
+  assert.equal(item.shown, true);
+  assert.match(item.text, /sync~spin/);
   c.setPhase('running');
-  assert.equal(item.text, '$(history) No session');
-  c.setStatus(status({ drift: true }));
+  c.setCount('2');
+  assert.equal(item.text, '$(history) Agent sessions (2)');
+  c.setStatus(status({ state: 'drift', state_reason: 'x' }));
   assert.equal(item.backgroundColor, 'WARN');
-  c.setStatus(status());
+  c.setStatus(null);
   assert.equal(item.backgroundColor, undefined);
-  assert.equal(c.current?.title, 'Fix payment rounding');
+  c.setPhase('failed', 'no python');
+  assert.equal(item.command, FIX);
+  assert.match(String(item.tooltip), /no python/);
 });

@@ -3,6 +3,6 @@
 Adding a method is adding a handler to the module of its area (or a new module listed here).
 """
 
-from . import content, sessions
+from . import content, sessions, workspace
 
-__all__ = ["content", "sessions"]
+__all__ = ["content", "sessions", "workspace"]

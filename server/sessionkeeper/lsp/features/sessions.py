@@ -49,7 +49,8 @@ from ..server import SessionKeeperServer as Server
 @rpc("session/list", ListParams)
 async def session_list(ls: Server, p: ListParams) -> ListResult:
     """This workspace's threads, newest first, one page."""
-    workspace = os.path.realpath(p.workspace) if p.workspace else ls.workspace_root
+    workspace = None if p.all_workspaces else (
+        os.path.realpath(p.workspace) if p.workspace else ls.workspace_root)
     cursor = convert.decode_cursor(p.cursor)
 
     def work() -> ListResult:
@@ -57,7 +58,7 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
                                     limit=p.limit)
         current = ls.session
         if current is not None:  # the open thread: its live state and the verdict it resumed with
-            threads = [convert.live_summary(t, current, verdict=ls.verdict)
+            threads = [convert.live_summary(t, current, verdict=ls.verdict, live=ls.live)
                        if t.thread_id == current.thread_id else t for t in threads]
         more = len(threads) == p.limit
         return ListResult(threads=threads,
@@ -78,7 +79,7 @@ async def session_show(ls: Server, p: ThreadParams) -> ShowResult:
         current = ls.session
         summary = convert.row_summary(row, sessions)
         if current is not None and current.thread_id == p.thread_id:
-            summary = convert.live_summary(summary, current, verdict=ls.verdict)
+            summary = convert.live_summary(summary, current, verdict=ls.verdict, live=ls.live)
         return ShowResult(thread=summary, sessions=[convert.session_summary(s) for s in sessions],
                           timeline=entries, timeline_total=total, damaged=replayed.damaged)
 
@@ -110,7 +111,7 @@ async def session_start(ls: Server, p: StartParams) -> StartResult:
         raise InvalidParams(f"workspace: {workspace} is not a directory")
     session = await ls.run(lambda: ls.keeper.start(workspace, title=p.title,
                                                    permissions=p.permissions, model=p.model))
-    await ls.make_current(session)
+    await ls.make_current(session, why="started")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -171,7 +172,7 @@ async def session_fork(ls: Server, p: ForkParams) -> StartResult:
     workspace = ls.workspace_of(p.workspace) if p.workspace or ls.workspace_root else None
     session = await ls.run(lambda: ls.keeper.fork(p.thread_id, at_seq=p.at_seq,
                                                   workspace=workspace))
-    await ls.make_current(session)
+    await ls.make_current(session, why="forked")
     return StartResult(thread_id=session.thread_id, session_id=session.session_id)
 
 
@@ -179,6 +180,7 @@ async def _set_archived(ls: Server, thread_id: str, archived: bool) -> ArchiveRe
     if archived and ls.session is not None and ls.session.thread_id == thread_id:
         await ls.make_current(None)  # close our own session of it first
     await ls.run(lambda: (ls.keeper.archive if archived else ls.keeper.unarchive)(thread_id))
+    ls.notify_threads("archived" if archived else "unarchived")
     return ArchiveResult(thread_id=thread_id, archived=archived)
 
 
@@ -240,4 +242,5 @@ async def session_reindex(ls: Server, p: NoParams) -> ReindexResult:
     if token is not None:
         progress.end(token, types.WorkDoneProgressEnd(
             message=f"{result.threads} threads, {result.sessions} sessions"))
+    ls.notify_threads("reindexed")
     return result
