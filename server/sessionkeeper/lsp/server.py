@@ -302,6 +302,8 @@ class SessionKeeperServer(LanguageServer):
         if session is None or self.watcher is None or session.workspace != self.watcher.root:
             return False
         root, old = session.workspace, self.git_head
+        if batch.git and self._keeper is not None and self._keeper.baselines is not None:
+            self._keeper.baselines.invalidate(root)  # the picker's git cache (it checks too)
         now = gitops.head(root) if batch.git or batch.changes else old
         changes, moved = batch.changes, now != old
         if moved:
@@ -333,9 +335,6 @@ class SessionKeeperServer(LanguageServer):
         root = session.workspace
         if root != self.watcher.root:
             return 0
-        if self._keeper is not None and self._keeper.baselines is not None and any(
-                c.path == ".git" or c.path.startswith(".git/") for c in changes):
-            self._keeper.baselines.invalidate()  # HEAD or a ref moved (the cache checks too)
         events = file_change_events(
             changes, last=session.state.get(FileHistory).last,
             author_of=lambda change: self._author_of(root, change))
