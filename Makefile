@@ -35,6 +35,8 @@ test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in cod
 
 bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_store.py
+	$(PY) tests/benchmarks/bench_resume.py
+	$(PY) tests/benchmarks/bench_workspace.py
 	$(PY) tests/benchmarks/bench_startup.py
 	$(PY) tests/benchmarks/bench_blobs.py
 	$(PY) tests/benchmarks/bench_live_drift.py

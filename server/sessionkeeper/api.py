@@ -20,36 +20,34 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import BaseFileLock
-
 from . import ids
 from .agent_threads import AgentThreads
 from .content_actions import ContentActions
 from .errors import GitRefused, InvalidEvent, InvalidWorkspace, ThreadBusy, UnknownThread
 from .events import Durability, Source, plain
 from .journals import Journals
-from .recovery.advice import advise, head_moved
-from .recovery.assess import assess
-from .recovery.baseline import capture, current_workspace, find_moved, identity_of
-from .recovery.findings import Difference
+from .policy import SessionPolicy
+from .recovery.baseline import capture, identity_of
 from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
-from .recovery.plan import Action, plan
-from .recovery.replay import Replayed, replay
-from .recovery.report import DECISIONS, Decision, Report
-from .recovery.state import SessionState
-from .recovery.subsystems.worktree import Worktree
-from .recovery.summary import BaselineSource, ThreadSummary, estimate_state, status_summary, thread_summary
-from .redact import redact_value
-from .schema import ClientInfo, ForkedFrom, Permissions, SessionMeta
-from .session import Session, SessionPolicy
-from .store.fsck import FsckReport, fsck
 from .store.index import ListQuery, SessionRow, ThreadRow
-from .store.quarantine import quarantine_tail
-from .store.reader import Rollout
+from .store.log import thread_log
 from .store.store import Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
+    from filelock import BaseFileLock
+
     from .agents.importer import AgentSources
+    from .listing import BaselineCache
+    from .recovery.findings import Difference
+    from .recovery.plan import Action
+    from .recovery.replay import Replayed
+    from .recovery.report import Decision, Report
+    from .recovery.state import SessionState
+    from .recovery.summary import BaselineSource, ThreadSummary
+    from .schema import ClientInfo, Permissions, SessionMeta
+    from .session import Session
+    from .store.fsck import FsckReport
+    from .store.reader import Rollout
 
 Progress = Callable[[int, int], None]
 
@@ -78,10 +76,18 @@ class Keeper(ContentActions, Journals, AgentThreads):
                                     allow_secret_files=allow_secret_files)
         self.allow_secret_files = allow_secret_files
         self.blob_cap_bytes = blob_cap_bytes
-        self.client = client or ClientInfo(name="sessionkeeper-python")
+        self._client = client
         self.hooks = hooks if hooks is not None else HookRegistry()
         self.reset_policy = ResetPolicy(reset_policy)
         self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
+        self.baselines: BaselineCache | None = None  # a long-lived process's git cache
+
+    @cached_property
+    def client(self) -> ClientInfo:
+        """Who records: given, or the Python API."""
+        from .schema import ClientInfo
+
+        return self._client or ClientInfo(name="sessionkeeper-python")
 
     @cached_property
     def store(self) -> Store:
@@ -109,6 +115,9 @@ class Keeper(ContentActions, Journals, AgentThreads):
         records none (a framework thread that names no workspace of its own); `lock`: the new
         thread's writer lock when the caller already holds it; `reason`: of the startup record.
         """
+        from .recovery.state import SessionState
+        from .schema import SessionMeta
+
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
         if thread_id is not None and self._exists(thread):
@@ -126,14 +135,17 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
               lock: BaseFileLock | None = None) -> Session:
-        from .validate import event_body
+        from .events import own_body
+        from .redact import redact_value
+        from .session import Session
 
         record = plain(meta)
         if self.policy.redact:  # titles, paths and client names reach disk and the index too
             record = redact_value(record)
-        writer = self.store.create(record, event_body(record), first_seq=first_seq,
+        writer = self.store.create(record, own_body(record), first_seq=first_seq,
                                    durability=self.durability, lock=lock)
         state.apply(writer.meta)
+        state.attach_log(thread_log(self.store, writer.thread_id, before=writer.recorder.flush))
         return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
                                    on_close=self._closed, workspace=meta.cwd))
 
@@ -160,6 +172,9 @@ class Keeper(ContentActions, Journals, AgentThreads):
         Returns the session and what its lifecycle hooks did. `lock`: the thread's writer lock
         when the caller already holds it (it passes to the session).
         """
+        from .recovery.summary import status_summary
+        from .schema import ForkedFrom, SessionMeta
+
         previous = replayed.meta
         cwd = _directory(workspace)
         permissions = replayed.state["permissions"].summary()
@@ -184,9 +199,14 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
     def attach(self, session_id: str) -> Session:
         """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
+        from .recovery.replay import replay
+        from .session import Session
+
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
             replayed = replay(self.store.read_thread(writer.thread_id))
+            replayed.state.attach_log(thread_log(self.store, writer.thread_id,
+                                                 before=writer.recorder.flush))
         except BaseException:
             writer.close()
             raise
@@ -213,22 +233,22 @@ class Keeper(ContentActions, Journals, AgentThreads):
                 cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
                 progress: Progress | None = None) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
-        (repository, branch, HEAD; one git look-up for the whole page)."""
+        (repository, branch, HEAD; one git look-up for the whole page, or none while the
+        Keeper's `baselines` cache holds the workspace)."""
+        from .listing import summaries, workspace_baseline
+
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
                          limit=limit, agent=agent, progress=progress)
         hooked = self.journaled(rows)
-        baseline: dict[str, BaselineSource] = {
+        sources: dict[str, BaselineSource] = {
             row.thread_id: "hook" if row.thread_id in hooked else "log"
             for row in rows if row.agent in ("codex", "claude")}
-        if not rows or workspace is None:  # no workspace: nothing to estimate against
-            return [thread_summary(row, baseline=baseline.get(row.thread_id)) for row in rows]
+        if not rows or workspace is None:
+            return summaries(rows, workspace=None, baseline=None, sources=sources)
         root = os.path.realpath(workspace)
-        try:
-            current = capture(root, dirty=False) if os.path.isdir(root) else None
-        except GitRefused:
-            current = None
-        return [thread_summary(row, estimate=estimate_state(row, current),
-                               baseline=baseline.get(row.thread_id)) for row in rows]
+        current = self.baselines.get(root) if self.baselines is not None \
+            else workspace_baseline(root)
+        return summaries(rows, workspace=root, baseline=current, sources=sources)
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
         """Rebuild a thread's state from its latest snapshot and the tail after it.
@@ -238,12 +258,16 @@ class Keeper(ContentActions, Journals, AgentThreads):
         """
         if self.is_agent_thread(thread_id):
             return self.replay_agent(thread_id)
+        from .recovery.replay import replay
+
         self._sync_live(thread_id)
-        replayed = replay(self.store.read_thread(thread_id, full=full))
+        members, foreign = self.store.chain(thread_id)
+        replayed = replay(self.store.read_thread(thread_id, full=full, rows=members))
+        replayed.state.attach_log(thread_log(self.store, thread_id))
         replayed.damaged += [
             {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
              "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "
-                       "session of it"} for row in self.store.foreign_sessions(thread_id)]
+                       "session of it"} for row in foreign]
         return replayed
 
     # ---- resume / fork / archive -------------------------------------------------------------
@@ -274,7 +298,14 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
-        report = assess(replayed, current_workspace(workspace, requested=requested),
+        from .recovery.advice import advise
+        from .recovery.assess import assess
+        from .recovery.baseline import current_workspace, find_moved
+        from .recovery.subsystems.worktree import Worktree
+
+        recorded = replayed.state.get(Worktree).recorded()
+        report = assess(replayed, current_workspace(workspace, requested=requested,
+                                                    recorded=recorded),
                         thread_id=thread)
         kinds = {d.kind for d in report.differences}
         if kinds & {"cwd_missing", "branch", "head"}:
@@ -304,6 +335,9 @@ class Keeper(ContentActions, Journals, AgentThreads):
                latest: bool = False,
                requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
         """Resume for real: the report, and the new session (None when nothing continues)."""
+        from .recovery.plan import plan
+        from .recovery.report import DECISIONS
+
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
@@ -360,6 +394,8 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
     def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
         """Cut the torn tails of a thread off (its lock is held) and say where they went."""
+        from .store.quarantine import quarantine_tail
+
         out = []
         for rollout in replayed.rollouts:
             if rollout.tail is None:
@@ -384,6 +420,8 @@ class Keeper(ContentActions, Journals, AgentThreads):
     def fork(self, thread_id: str, *, at_seq: int | None = None,
              workspace: str | None = None) -> Session:
         """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
+        from .recovery.replay import replay
+
         self._sync_live(thread_id)
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
         if at_seq is not None:
@@ -394,6 +432,7 @@ class Keeper(ContentActions, Journals, AgentThreads):
                                    f"(seq {first}..{last})")
             rollouts = [_cut(r, at_seq) for r in readable if _first_seq(r) <= at_seq]
         replayed = replay(rollouts)
+        replayed.state.attach_log(thread_log(self.store, thread_id))
         cwd = workspace or replayed.meta["cwd"]
         session, _ = self.continue_thread(
             replayed, workspace=cwd, source="fork",
@@ -427,6 +466,8 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
         """Compare the index with the rollouts; with `repair`, fix what can be fixed."""
+        from .store.fsck import fsck
+
         return fsck(self.store, repair=repair)
 
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
@@ -436,6 +477,8 @@ class Keeper(ContentActions, Journals, AgentThreads):
 
 def _explained(difference: Difference, root: str) -> Difference:
     """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
+    from .recovery.advice import head_moved
+
     if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
         return difference
     current = difference.current if isinstance(difference.current, str) else None
@@ -452,8 +495,18 @@ def _directory(workspace: str | os.PathLike[str]) -> str:
 
 def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
     """Permissions from the caller, checked (an unknown mode is an InvalidEvent)."""
+    from typing import get_args
+
+    from .events import ApprovalMode, SandboxPolicy
+    from .schema import Permissions
+
     if isinstance(given, Permissions):
         return given
+    known = {"approval_mode": get_args(ApprovalMode), "sandbox_policy": get_args(SandboxPolicy)}
+    if isinstance(given, dict) and set(given) <= {*known, "tool_profile"} and all(
+            given[k] in choices for k, choices in known.items() if k in given) and isinstance(
+            given.get("tool_profile", ""), str):  # the plain valid case: no pydantic needed
+        return Permissions(**given)
     from .validate import validate_event
 
     event = validate_event({"type": "permissions", **(given or {})})

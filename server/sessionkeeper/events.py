@@ -15,14 +15,20 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
+import orjson
+
+from .errors import InvalidEvent
+
 SCHEMA_VERSION = 2
 """Version written to every `session_meta`. 1 = pre-release draft (nested `payload`, no checksum)."""
 
 Record = dict[str, Any]
 """A stored record as read from a rollout."""
 
-STRICT = {"extra": "forbid", "strict": True, "use_attribute_docstrings": True}
-"""The pydantic config of every record dataclass: no coercion, no unknown fields, documented."""
+STRICT: dict[str, Any] = {"extra": "forbid", "strict": True}
+"""The pydantic config of every record dataclass: no coercion, no unknown fields. Field
+docstrings are read only for the JSON Schema (`validate.json_schema`): reading them means reading
+the source of every class, 3/4 of building the validator (issue 13)."""
 
 
 class Durability(str, Enum):
@@ -212,6 +218,26 @@ def describe(record: Record) -> str | None:
 
 
 # ---- records as data -----------------------------------------------------------------------------
+
+
+_ENVELOPE = ("seq", "ts")
+
+
+def own_body(data: Any) -> bytes:
+    """The JSON body (no `seq`/`ts`: the recorder adds those) of a record Session Keeper builds
+    itself — meta, lifecycle, snapshot — encoded without validation: it comes from the typed
+    dataclasses, not from outside, so no pydantic is imported for it (`validate.event_body`
+    checks what arrives from outside, and calls this for the bytes)."""
+    if is_dataclass(data) and not isinstance(data, type):
+        data = plain(data)
+    if not isinstance(data, dict):
+        raise InvalidEvent(f"event: expected a JSON object, not {type(data).__name__}")
+    if any(key in data for key in _ENVELOPE):
+        data = {k: v for k, v in data.items() if k not in _ENVELOPE}
+    try:
+        return orjson.dumps(data)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise InvalidEvent(f"event: not encodable as JSON ({exc})") from None
 
 
 def plain(value: Any) -> Any:

@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
     from .api import Keeper
     from .events import Durability
+    from .policy import SessionPolicy
     from .recovery.replay import Replayed
     from .schema import ClientInfo
-    from .session import Session, SessionPolicy
+    from .session import Session
     from .store.index import ThreadRow
     from .store.reader import Rollout
     from .store.store import Store
@@ -72,7 +73,10 @@ class Journals:
     read_only: bool
     durability: Durability
     policy: SessionPolicy
-    client: ClientInfo
+
+    @property
+    def client(self) -> ClientInfo:  # provided by Keeper
+        raise NotImplementedError
 
     @property
     def store(self) -> Store:  # provided by Keeper

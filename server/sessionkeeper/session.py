@@ -23,7 +23,8 @@ import orjson
 
 from . import ids
 from .errors import InvalidEvent, OperationConflict, SessionKeeperError
-from .events import KEEPER_TYPES, Durability, Record, Source, plain
+from .events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
+from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
@@ -46,18 +47,6 @@ def args_digest(args: Any) -> str:
         return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
     except TypeError as exc:  # orjson.JSONEncodeError: not JSON, too deep, beyond 64 bits
         raise InvalidEvent(f"args: not encodable as JSON ({exc})") from None
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionPolicy:
-    """How a session records: redaction, when it snapshots, what file content it may keep."""
-
-    redact: bool = True
-    snapshot_min_bytes: int = 256 * 1024
-    content_limit_bytes: int = 10 * 1024 * 1024
-    """Files larger than this are recorded by hash only."""
-    allow_secret_files: bool = False
-    """Keep the content of secret-named files (`.env*`, keys) too; by default they are hashed only."""
 
 
 @dataclass(frozen=True)
@@ -185,15 +174,14 @@ class Session:
     def _body(self, event: Record | Event, *, own: bool = False,
               content: bytes | None = None) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
-        from .validate import event_body  # pydantic: only once something is recorded
-
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
         if isinstance(data, dict):
             data = self._completed(kind, data, content=content, own=own)
-        body = event_body(data)
+        # one built here was checked by its dataclass; what arrives is validated (pydantic)
+        body = own_body(data) if own and isinstance(event, Event) else _validated(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
@@ -219,7 +207,7 @@ class Session:
 
     def _check_transition(self, event: Record) -> None:
         """A final status after another final status is a contradiction, not a redelivery."""
-        entry = self.state.get(Operations).lookup(str(event["operation_id"]))
+        entry = self.state.get(Operations).entry(str(event["operation_id"]))
         status = event.get("status")
         if entry is None or status == "started" or status in entry["statuses"]:
             return
@@ -253,7 +241,7 @@ class Session:
 
     def _delivered(self, record: Record) -> Ack | None:
         """The ack of an earlier delivery of the same (operation_id, status), if any."""
-        entry = self.state.get(Operations).lookup(record["operation_id"])
+        entry = self.state.get(Operations).entry(record["operation_id"])
         if entry is None or record["status"] not in entry["statuses"]:
             return None
         _same_args(record, entry["args_digest"])
@@ -299,7 +287,7 @@ class Session:
 
     def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:
         """Durably record that an operation committed (or failed), with its result."""
-        entry = self.state.get(Operations).lookup(ids.operation_id(operation_id))
+        entry = self.state.get(Operations).entry(ids.operation_id(operation_id))
         tool = entry["tool"] if entry else "unknown"
         return self.record({"type": "operation", "operation_id": operation_id, "tool": tool,
                             "status": "committed" if ok else "failed",
@@ -336,14 +324,12 @@ class Session:
             return self._snapshot_locked()
 
     def _snapshot_locked(self) -> Ack:
-        from .validate import event_body
-
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
         self.writer.summary = dict(state["summary"])
         recorder = self.writer.recorder
         recorder.flush()  # buffered records first: the prefix the snapshot vouches for is on disk
-        body = event_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
+        body = own_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
                            "prefix_bytes": recorder.size, "prefix_crc": f"{recorder.crc:08x}"})
         self._snapshot_bytes = len(body)
         ack = self.writer.append([body], reindex=True)[0]
@@ -396,6 +382,19 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_event_body: Callable[[Any], bytes] | None = None
+
+
+def _validated(data: Any) -> bytes:
+    """validate.event_body, imported (pydantic with it) when the first record arrives."""
+    global _event_body
+    if _event_body is None:
+        from .validate import event_body
+
+        _event_body = event_body
+    return _event_body(data)
 
 
 def _same_args(record: Record, digest: str | None) -> None:

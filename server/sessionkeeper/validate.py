@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Union
 
-import orjson
 from pydantic import Field, TypeAdapter, ValidationError
 
 from .errors import InvalidEvent
-from .events import SCHEMA_VERSION, plain
+from .events import SCHEMA_VERSION, STRICT, own_body, plain
 from .schema import (
     Baseline,
     Compacted,
@@ -47,7 +46,6 @@ AnyEvent = Annotated[
 ]
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
-_ENVELOPE = ("seq", "ts")
 
 
 def _reason(exc: ValidationError) -> str:
@@ -59,15 +57,7 @@ def _reason(exc: ValidationError) -> str:
 
 def event_body(raw: dict[str, Any] | Event) -> bytes:
     """Validate an event and return its JSON body without `seq`/`ts` (the recorder adds those)."""
-    data = plain(raw) if isinstance(raw, Event) else raw
-    if not isinstance(data, dict):
-        raise InvalidEvent(f"event: expected a JSON object, not {type(raw).__name__}")
-    if any(key in data for key in _ENVELOPE):
-        data = {k: v for k, v in data.items() if k not in _ENVELOPE}
-    try:
-        body = orjson.dumps(data)
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        raise InvalidEvent(f"event: not encodable as JSON ({exc})") from None
+    body = own_body(plain(raw) if isinstance(raw, Event) else raw)
     try:
         _ADAPTER.validate_json(body)
     except ValidationError as exc:
@@ -84,6 +74,10 @@ def validate_event(raw: dict[str, Any] | Event) -> Event:
 
 def json_schema() -> dict[str, Any]:
     """Return the JSON Schema of one rollout line, every field described."""
-    schema = _ADAPTER.json_schema()
+    STRICT["use_attribute_docstrings"] = True  # a documented adapter of its own, built once here
+    try:
+        schema = TypeAdapter(AnyEvent).json_schema()
+    finally:
+        del STRICT["use_attribute_docstrings"]
     schema["title"] = f"Session Keeper rollout record (schema_version {SCHEMA_VERSION})"
     return schema

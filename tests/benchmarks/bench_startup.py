@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "SESSIONKEEPER_HOME": str(Path(tmp) / "store"),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(SERVER_DIR),
                                                            os.environ.get("PYTHONPATH")]))}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed server has it
         workspace = str(Path(tmp))
         time_initialize(OURS, env, workspace)  # warm the OS cache and write .pyc once
         time_initialize(["-c", BARE_SERVER], env, workspace)

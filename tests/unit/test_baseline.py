@@ -66,9 +66,9 @@ def test_capture_returns_none_outside_git_or_for_a_missing_path(tmp_path: Path) 
 def test_dirty_fingerprint_follows_content_of_modified_files(repo: Path) -> None:
     """Fixture: `repo`, payment.py edited twice without staging."""
     (repo / "payment.py").write_text("v2\n")
-    first = capture(repo).dirty
+    first = capture(repo, dirty=True).dirty
     (repo / "payment.py").write_text("v3\n")
-    second = capture(repo).dirty
+    second = capture(repo, dirty=True).dirty
     assert first and second and first != second
 
 

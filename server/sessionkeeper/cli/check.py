@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import SessionKeeperError
-from ..recovery.report import Report
 from .common import emit, keeper, say
+
+if TYPE_CHECKING:
+    from ..recovery.report import Report
 
 EXIT = {"ok": 0, "drift": 10, "blocked": 11}
 _LEVEL = {"ok": "notice", "drift": "warning", "blocked": "error"}
@@ -35,8 +38,6 @@ def add_top(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Check, print, annotate; exit 0 ok · 10 drift · 11 blocked (or a typed error's code)."""
-    from ..render import colour_enabled, report_text
-
     workspace = args.workspace or os.getcwd()
     thread = args.check_resume or None
     if thread is None and not args.latest:
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.json:
         emit(report.to_json())
     else:
+        from ..render import colour_enabled, report_text
+
         say(report_text(report, colour=colour_enabled()))
     if _on_github():
         annotate(report)

@@ -122,12 +122,15 @@ def _exact(line: str) -> Any:
 
 def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
-    from ..render import threads_text
-
     rows = keeper(args, reads_only=True, agents=True).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
         progress=import_progress())
-    emit(rows) if args.json else say(threads_text(rows))
+    if args.json:
+        emit(rows)
+    else:
+        from ..render import threads_text
+
+        say(threads_text(rows))
     return 0
 
 

@@ -119,6 +119,9 @@ class SessionKeeperServer(LanguageServer):
                                   redact=self._redact(), hooks=registry_from(self.options.hooks),
                                   client=ClientInfo(name=name[:100], version=__version__),
                                   agents=self._agent_sources(), **content)
+            from ..listing import BaselineCache
+
+            self._keeper.baselines = BaselineCache()  # picker pages reuse the workspace's git
         return self._keeper
 
     def _agent_sources(self) -> AgentSources | None:
@@ -365,6 +368,8 @@ class SessionKeeperServer(LanguageServer):
         if session is None or self.watcher is None or session.workspace != self.watcher.root:
             return False
         root, old = session.workspace, self.git_head
+        if batch.git and self._keeper is not None and self._keeper.baselines is not None:
+            self._keeper.baselines.invalidate(root)  # the picker's git cache (it checks too)
         now = gitops.head(root) if batch.git or batch.changes else old
         changes, moved = batch.changes, now != old
         if moved:

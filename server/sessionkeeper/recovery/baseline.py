@@ -13,13 +13,15 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
 from . import gitrun
-from .findings import Difference, Workspace
-from .report import Verdict
+
+if TYPE_CHECKING:  # a capture (the listing's need) imports neither
+    from .findings import Difference, Workspace
+    from .report import Verdict
 
 BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable",
                             "git_refused"})
@@ -107,12 +109,74 @@ def dirty_fingerprint(worktree: str) -> str | None:
     return digest.hexdigest()
 
 
-def capture(path: str | os.PathLike[str], *, dirty: bool = True) -> GitBaseline | None:
+class Head(NamedTuple):
+    """What one `git rev-parse` says of a workspace (and the files that change when HEAD moves)."""
+
+    worktree: str
+    repo_root: str
+    branch: str | None
+    head: str
+    git_dir: str
+    common_dir: str
+
+    def files(self) -> tuple[str, ...]:
+        """HEAD, the branch's ref and packed-refs: a moved HEAD or branch changes one of them."""
+        ref = (os.path.join(self.common_dir, "refs", "heads", *self.branch.split("/")),
+               ) if self.branch else ()
+        return (os.path.join(self.git_dir, "HEAD"), *ref,
+                os.path.join(self.common_dir, "packed-refs"))
+
+
+def head_of(path: str) -> Head | None:
+    """Worktree, repository root, branch and HEAD in ONE git call; None when HEAD is unborn or
+    the call fails (the caller then asks step by step, which tells why)."""
+    if not os.path.isdir(path):
+        return None
+    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir",
+                      "--absolute-git-dir", "HEAD^{commit}", "--abbrev-ref", "HEAD")
+    lines = done.text().split("\n") if done.ok else []
+    if len(lines) != 5 or not all(lines):
+        return None
+    top = os.path.realpath(lines[0])
+    common = os.path.realpath(os.path.join(path, lines[1]))
+    root = os.path.dirname(common) if os.path.basename(common) == ".git" else top
+    return Head(top, root, None if lines[4] == "HEAD" else lines[4], lines[3], lines[2], common)
+
+
+def capture(path: str | os.PathLike[str], *, dirty: bool = False,
+            known: GitBaseline | None = None) -> GitBaseline | None:
     """Capture the git baseline of the repository holding `path`; None outside git or if missing.
 
-    `dirty=False` skips the dirty fingerprint (a status plus hashing every changed file).
+    One git call for worktree, repository root, branch and HEAD; the identity (root commits,
+    origin) costs two more, unless `known` — a baseline recorded earlier — has the same HEAD
+    commit, whose history (so its root commits) is the same. `dirty=True` adds the dirty
+    fingerprint (a status plus hashing every changed file), which no comparison reads.
     """
-    found = identity_of(os.fspath(path))
+    where = os.fspath(path)
+    head = head_of(where)
+    if head is None:
+        return _capture_slowly(where, dirty=dirty)
+    return from_head(head, dirty=dirty, known=known)
+
+
+def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None) -> GitBaseline:
+    """The baseline of a workspace whose head is known (see `capture`)."""
+    top = head.worktree
+    if known is not None and known.head == head.head and known.identity is not None \
+            and known.identity.root_commits:
+        identity = known.identity
+    else:
+        roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
+        remote = gitrun.value(top, "config", "--get", "remote.origin.url")
+        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+    return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
+                       branch=head.branch, head=head.head,
+                       dirty=dirty_fingerprint(top) if dirty else None)
+
+
+def _capture_slowly(path: str, *, dirty: bool) -> GitBaseline | None:
+    """Capture step by step: outside git, a refused repository, an unborn HEAD."""
+    found = identity_of(path)
     if found is None:
         return None
     top, identity = found
@@ -150,6 +214,8 @@ def compare(
     recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
 ) -> list[Difference]:
     """List how the current baseline differs from the recorded one (empty when identical)."""
+    from .findings import Difference
+
     if not cwd_exists:
         where = recorded.worktree if recorded else None
         return [Difference("cwd_missing", where, None, "the working directory no longer exists")]
@@ -229,17 +295,21 @@ def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str |
     return None
 
 
-def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None) -> Workspace:
+def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
+                      recorded: GitBaseline | None = None) -> Workspace:
     """Build the Workspace subsystems validate against: existence, baseline now, file hashing.
 
+    `recorded`: the thread's baseline (its identity is reused when HEAD is the same commit).
     When git refuses the workspace, the baseline is None and `git_note` says git's reason.
     """
+    from .findings import Workspace
+
     root = os.path.abspath(root)
     exists = os.path.isdir(root)
     baseline, note = None, None
     if exists:
         try:
-            baseline = capture(root, dirty=False)
+            baseline = capture(root, known=recorded)
         except GitRefused as exc:
             note = str(exc)
     return Workspace(

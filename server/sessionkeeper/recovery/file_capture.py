@@ -36,7 +36,8 @@ from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capt
 from .subsystems.file_history import FileHistory
 
 if TYPE_CHECKING:
-    from ..session import Session, SessionPolicy
+    from ..policy import SessionPolicy
+    from ..session import Session
 
 log = logging.getLogger("sessionkeeper.capture")
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..events import Record
 from ..store.reader import Damage, Rollout, Status
 from .state import SessionState
 
@@ -63,4 +65,26 @@ def replay(rollouts: list[Rollout], *, agent: str = "native") -> Replayed:
         state.apply(rollout.meta)
         state.fold(rollout.records)
         out.meta = rollout.meta
+    state.attach_log(_in_memory(usable))  # the store's Keeper attaches the whole thread's log
     return out
+
+
+def _in_memory(rollouts: list[Rollout]) -> Callable[[int, int, frozenset[str] | None],
+                                                    Iterator[Record]]:
+    """A log over the records read (enough for a full read, e.g. an agent's own file); asked
+    for records before a snapshot it started from, it raises LookupError (they are on disk)."""
+    start = next((r for r in rollouts if r.from_snapshot), None)
+    covered = start.records[0]["seq"] if start is not None and start.records else None
+
+    def read(after: int, through: int, types: frozenset[str] | None) -> Iterator[Record]:
+        if covered is not None and after < covered - 1:
+            raise LookupError(f"records after seq {after} lie before the snapshot read "
+                              f"(seq {covered}): read them through the store")
+        for rollout in rollouts:
+            for record in rollout.records:
+                seq = record.get("seq")
+                if isinstance(seq, int) and after < seq <= through and (
+                        types is None or record.get("type") in types):
+                    yield record
+
+    return read

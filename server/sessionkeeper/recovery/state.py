@@ -92,6 +92,12 @@ class SessionState:
             where = f"{record.get('type')} seq {record.get('seq')}"
             self.broken[sub.name] = f"failed to fold {where}: {exc!r}"
 
+    def attach_log(self, log: Callable[[int, int, frozenset[str] | None], Iterable[Record]]
+                   ) -> None:
+        """Give every subsystem the thread's log, to read back what its state refers to by seq."""
+        for sub in self.subsystems.values():
+            sub.log = log
+
     def fold(self, records: Iterable[Record]) -> int:
         """Fold records in order; return how many were applied (not skipped)."""
         before, count = len(self.skipped), 0

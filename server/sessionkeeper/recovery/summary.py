@@ -7,16 +7,13 @@ thread without reading its log); `thread_summary` turns an index row into a Thre
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ..events import GitBaseline, Record
 from ..store.index import NATIVE, ThreadRow
-from .state import SessionState
-from .subsystems.cost import CostState
-from .subsystems.model import ModelState
-from .subsystems.todos import Todos
-from .subsystems.verifier import VerifierState
-from .subsystems.worktree import Worktree
+
+if TYPE_CHECKING:  # a listing needs no subsystem: they are imported where a state is summed up
+    from .state import SessionState
 
 ResumeState = Literal["ok", "drift", "blocked"]
 BaselineSource = Literal["hook", "log"]
@@ -38,6 +35,12 @@ class StatusSummary(TypedDict):
 
 def status_summary(state: SessionState, meta: Record) -> StatusSummary:
     """Title, branch, todos done/total, tests passed/total, cost and model of a state."""
+    from .subsystems.cost import CostState
+    from .subsystems.model import ModelState
+    from .subsystems.todos import Todos
+    from .subsystems.verifier import VerifierState
+    from .subsystems.worktree import Worktree
+
     todos = state.get(Todos).summary()
     tests = state.get(VerifierState).summary().get("tests")
     baseline = state.get(Worktree).snapshot().get("baseline") or meta.get("baseline") or {}

@@ -157,10 +157,19 @@ class Layout:
     def scan_rollouts(self) -> list[tuple[str, bool]]:
         """Every rollout file under the store as (path, archived), by a directory walk."""
         found: list[tuple[str, bool]] = []
+        match = _ROLLOUT.fullmatch
         for top, archived in ((self.sessions, False), (self.archived, True)):
-            if not top.is_dir():
-                continue
-            for dirpath, _dirs, files in os.walk(top):
-                found += [(os.path.join(dirpath, name), archived)
-                          for name in files if _ROLLOUT.fullmatch(name)]
+            stack = [str(top)]
+            while stack:  # scandir, not os.walk: one call per directory, no stat per file
+                try:
+                    entries = list(os.scandir(stack.pop()))
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                for entry in entries:  # as os.walk sorts them: a symlink to a directory is
+                    if entry.is_dir():  # never followed, anything else is a file
+                        if not entry.is_symlink():
+                            stack.append(entry.path)
+                    elif match(entry.name):
+                        found.append((entry.path, archived))
+        found.sort()
         return found

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from filelock import BaseFileLock, FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from .. import ids
 from ..errors import ThreadBusy
 from .layout import Layout
 
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
 
 def lock_thread(layout: Layout, thread_id: str, *, purpose: str) -> BaseFileLock:
     """Take a thread's writer lock now or raise ThreadBusy; the caller releases it."""
+    from filelock import FileLock, Timeout  # a writer's need: listing and checking never lock
+
     thread = ids.thread_id(thread_id)
     lock = FileLock(layout.lock_path(thread), mode=0o600, thread_local=False)
     try:

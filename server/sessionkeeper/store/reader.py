@@ -41,6 +41,7 @@ from .codec import (
 Record = dict[str, Any]
 _SNAPSHOT_MARK = b'"type":"snapshot"'
 _CHUNK = 1 << 16
+_PREFIX_CHUNK = 4 << 20  # bytes CRC-checked per read: memory stays bounded, calls few
 # record type -> whether its fields can hold numbers or free-form values (walked for integers
 # beyond 64 bits); the other types hold strings only, so a number there is never read
 _NUMERIC = {"session_meta", "operation", "cost", "verifier", "compacted", "snapshot", "model"}
@@ -319,18 +320,28 @@ def read_latest(path: Path, *, verify: bool = True) -> Rollout:
     return rollout
 
 
+def _crc32() -> Any:
+    """The fastest CRC32 at hand: zlib-ng's (SIMD, ~3x zlib's here; the same values) or zlib's."""
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib gives the same CRC
+        return zlib.crc32
+    return zlib_ng.crc32
+
+
 def _prefix_intact(fd: int, snapshot: Record, start: int) -> bool:
     """True when the snapshot at `start` vouches for exactly the bytes before it, and they match."""
     expected, length = snapshot.get("prefix_crc"), snapshot.get("prefix_bytes")
     if not isinstance(expected, str) or not isinstance(length, int) or length != start:
         return False
+    crc32 = _crc32()
     crc = 0
     offset = 0
     while offset < length:
-        chunk = os.pread(fd, min(1 << 20, length - offset), offset)
+        chunk = os.pread(fd, min(_PREFIX_CHUNK, length - offset), offset)
         if not chunk:
             return False
-        crc = zlib.crc32(chunk, crc)
+        crc = crc32(chunk, crc)
         offset += len(chunk)
     return f"{crc:08x}" == expected
 

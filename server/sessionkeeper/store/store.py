@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-from filelock import BaseFileLock
 
 from .. import ids
 from ..clock import utc_now_iso
@@ -47,14 +46,13 @@ from .index.overlay import OverlayIndex
 from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, ensure_private_dir, fsync_dir, parse_rollout_name
 from .locks import lock_thread
-from .probe import probe, session_row
-from .quarantine import quarantine_tail
-from .reader import Rollout, Status, parse_rollout, read_bytes, read_latest, read_rollout
-from .recorder import Ack, Recorder
-from .sinks import AppendSink, FileSink
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # reading, writing and probing are imported where first done: a listing
+    from filelock import BaseFileLock  # needs the index alone
+
     from .blobs import BlobStore
+    from .reader import Rollout
+    from .recorder import Ack, Recorder
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -101,6 +99,8 @@ class SessionWriter:
 
     def update_index(self) -> None:
         """Write this session's row to the index (fails soft: the pending marker stays)."""
+        from .probe import session_row
+
         self._indexed_at = time.monotonic()
         row = session_row(self.meta, path=self.store.layout.relative(self.path), archived=False,
                           last={"seq": self.last_seq, "ts": utc_now_iso()},
@@ -234,6 +234,8 @@ class Store:
 
     def probe(self, path: str, archived: bool) -> SessionRow | str:
         """The index row of the rollout at `path`, or why it has none."""
+        from .probe import probe
+
         return probe(path, archived=archived, relpath=self.layout.relative(path))
 
     def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
@@ -269,6 +271,9 @@ class Store:
         """
         session = ids.session_id(meta["session_id"])
         lock = lock or self.lock_thread(meta["thread_id"], purpose="start a session")
+        from .recorder import Recorder
+        from .sinks import FileSink
+
         sink: FileSink | None = None
         try:
             path = self.layout.new_rollout_path(session, datetime.now(timezone.utc))
@@ -350,6 +355,10 @@ class Store:
         path = self.layout.resolve(row.path)
         lock = self.lock_thread(row.thread_id, purpose="record")
         try:  # read under the lock: nothing can be in flight now
+            from .reader import Status, parse_rollout, read_bytes
+            from .recorder import Recorder
+            from .sinks import AppendSink
+
             data = read_bytes(path)
             rollout = parse_rollout(data, path=path)
             if rollout.status is Status.FUTURE_SCHEMA:
@@ -364,6 +373,8 @@ class Store:
             if newest != rollout.meta["session_id"]:
                 raise SessionReadOnly(f"session {sid} was resumed by {newest}; record there")
             if rollout.tail is not None:
+                from .quarantine import quarantine_tail
+
                 quarantine_tail(self.layout, rollout, locked=True)
             recorder = Recorder(AppendSink(path), next_seq=rollout.last_seq + 1,
                                 size=rollout.good_size, crc=zlib.crc32(data[:rollout.good_size]),
@@ -393,6 +404,10 @@ class Store:
         """A thread's index row, or None."""
         thread = ids.thread_id(thread_id)
         return self._query(lambda index: index.thread(thread))
+
+    def chain(self, thread_id: str) -> tuple[list[SessionRow], list[SessionRow]]:
+        """(the thread's sessions, rollouts merely claiming it): both from one names walk."""
+        return self._chain(thread_id)
 
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """Session rows of a thread, oldest first; UnknownThread if there are none.
@@ -457,6 +472,8 @@ class Store:
         known = self._query(lambda index: index.session_ids())
         found = []
         for path, archived in self.layout.scan_rollouts():
+            if path[-42:-6] in known:  # `…-<session id>.jsonl`: a known session, nothing to parse
+                continue
             name = parse_rollout_name(os.path.basename(path))
             if name and name.session_id not in known:
                 row = self.probe(path, archived)
@@ -466,9 +483,13 @@ class Store:
             self.index_upsert(found)
         return found
 
-    def read_thread(self, thread_id: str, *, full: bool = False) -> list[Rollout]:
-        """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot."""
-        rows = self.thread_sessions(thread_id)
+    def read_thread(self, thread_id: str, *, full: bool = False,
+                    rows: list[SessionRow] | None = None) -> list[Rollout]:
+        """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot
+        (`rows`: its sessions when the caller has them already)."""
+        from .reader import read_latest, read_rollout
+
+        rows = self.thread_sessions(thread_id) if rows is None else rows
         out: list[Rollout] = []
         stale: list[SessionRow] = []
         for row in reversed(rows):
@@ -568,6 +589,8 @@ class Store:
 
 
 def _refreshed(row: SessionRow, rollout: Rollout) -> SessionRow:
+    from .probe import session_row
+
     """The index row of a session as its rollout now stands."""
     assert rollout.meta is not None
     last = rollout.records[-1] if rollout.records else rollout.meta

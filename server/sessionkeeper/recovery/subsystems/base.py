@@ -8,7 +8,7 @@ Adding a subsystem is adding one module in this package that decorates its class
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from ...events import Record
@@ -24,6 +24,8 @@ class Subsystem:
     name: ClassVar[str]
     depends_on: ClassVar[tuple[str, ...]] = ()
     handles: ClassVar[frozenset[str]] = frozenset()  # record types folded by apply()
+    log: Callable[[int, int, frozenset[str] | None], Iterable[Record]] | None = None
+    """The thread's records by seq (store.log), for what a snapshot refers to instead of copying."""
 
     def apply(self, record: Record) -> None:
         """Fold one record (whose type is in `handles`) into the state."""

@@ -15,7 +15,6 @@ written, not what it holds) is never compared with the disk either.
 
 from __future__ import annotations
 
-import copy
 import posixpath
 from collections.abc import Mapping
 from typing import Any
@@ -83,19 +82,20 @@ class FileHistory(Subsystem):
             self.seen[path] = version
 
     def snapshot(self) -> dict[str, Any]:
-        """Return {"files": {path: [version, ...]}, "seen": {path: version}, "format": 2}."""
-        return {"files": copy.deepcopy(self.files), "seen": copy.deepcopy(self.seen),
+        """Return {"files": {path: [version, ...]}, "seen": {path: version}, "format": 2}.
+
+        Versions are shared, not copied: one is never changed once recorded (lists only grow).
+        """
+        return {"files": {p: list(v) for p, v in self.files.items()}, "seen": dict(self.seen),
                 "format": _FORMAT}
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Replace the state with a snapshot."""
-        self.files = copy.deepcopy(state.get("files", {}))
-        self.seen = copy.deepcopy(state.get("seen", {}))
+        """Replace the state with a snapshot (its versions taken as they are, lists copied)."""
+        self.files = {p: list(v) for p, v in state.get("files", {}).items()}
+        self.seen = dict(state.get("seen", {}))
         if state.get("format") != _FORMAT:
-            for versions in self.files.values():
-                for v in versions:
-                    if v.get("hash") is not None:
-                        v.setdefault("content", NOT_CAPTURED)
+            self.files = {p: [{"content": NOT_CAPTURED, **v} if v.get("hash") is not None else v
+                              for v in versions] for p, versions in self.files.items()}
 
     def before(self, path: str) -> dict[str, Any] | None:
         """What the file held before the session first changed it, as far as known (or None)."""

@@ -1,0 +1,99 @@
+"""Reading a thread's records back from its rollouts by seq: what snapshots refer to, not copy.
+
+A snapshot keeps message bodies and large payloads out of itself (they are in the log already);
+the subsystems that need them back (the conversation, a large operation result) ask here.
+Invariants: records come in seq order, only those with `after < seq <= through`, each line's
+checksum verified (a damaged line is skipped here — the resume check reports it); memory is
+bounded by one chunk plus the longest line; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..events import Record
+from .codec import decode
+
+if TYPE_CHECKING:
+    from .store import Store
+
+LogReader = Callable[[int, int, "frozenset[str] | None"], Iterable[Record]]
+"""(after, through, types or None for all) -> the thread's records with after < seq <= through."""
+
+_CHUNK = 1 << 20
+
+
+def lines(path: Path, *, offset: int = 0) -> Iterator[bytes]:
+    """The complete lines of a file from `offset` on (a torn last line is left out), streamed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        carry = b""
+        while chunk := os.pread(fd, _CHUNK, offset):
+            offset += len(chunk)
+            parts = (carry + chunk).split(b"\n")
+            carry = parts.pop()
+            yield from parts
+    finally:
+        os.close(fd)
+
+
+def _seq_of(line: bytes) -> int | None:
+    """The seq a framed line starts with (`{"seq":N,`), read without parsing the line."""
+    if not line.startswith(b'{"seq":'):
+        return None
+    end = line.find(b",", 7, 40)
+    try:
+        return int(line[7:end]) if end != -1 else None
+    except ValueError:
+        return None
+
+
+def records_in(paths: Iterable[Path], after: int, through: int,
+               types: frozenset[str] | None) -> Iterator[Record]:
+    """Records of the given rollouts (oldest first) with after < seq <= through, of `types`."""
+    marks = None if types is None else tuple(b'"type":"%s"' % t.encode() for t in types)
+    last = after
+    for path in paths:
+        for line in lines(path):
+            seq = _seq_of(line)
+            if seq is None or seq <= last:
+                continue
+            if seq > through:
+                return
+            if marks is not None and not any(m in line[:96] for m in marks):
+                continue
+            record = decode(line)
+            if record is None or record.get("seq") != seq:
+                continue
+            if types is None or record.get("type") in types:
+                last = seq
+                yield record
+
+
+def thread_log(store: Store, thread_id: str, *, before: Callable[[], None] | None = None
+               ) -> LogReader:
+    """A LogReader over a thread's chain of rollouts; `before` runs first (a live writer flushes).
+
+    A forked thread's records up to the fork's seq are its parent's: read there.
+    """
+
+    def read(after: int, through: int, types: frozenset[str] | None) -> Iterator[Record]:
+        if before is not None:
+            before()
+        rows = store.thread_sessions(thread_id)
+        forked = rows[0].forked_from if rows else None
+        if isinstance(forked, dict) and isinstance(forked.get("seq"), int) and after < forked["seq"]:
+            parent = thread_log(store, str(forked["thread_id"]))
+            yield from parent(after, min(through, forked["seq"]), types)
+            after = forked["seq"]
+        # rollout i holds seqs from its first_seq up to the next one's: skip those before `after`
+        keep = [row for i, row in enumerate(rows)
+                if row.first_seq <= through
+                and (i + 1 == len(rows) or rows[i + 1].first_seq > after + 1)]
+        yield from records_in([store.layout.resolve(row.path) for row in keep], after, through,
+                              types)
+
+    return read

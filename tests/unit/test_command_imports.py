@@ -1,0 +1,70 @@
+"""Each command imports what it needs (issue 13): a listing and a resume check load no
+validator, no recorder and no lock; a clean start validates nothing (fixture: `repo`, conftest;
+real processes, real git)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERVER = str(Path(__file__).resolve().parents[2] / "server")
+PROBE = """
+import io, json, sys
+from contextlib import redirect_stdout
+from sessionkeeper.cli import main
+with redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _loaded(*argv: str) -> tuple[int, set[str]]:
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], env=env, capture_output=True,
+                          text=True, check=True)
+    out = json.loads(done.stdout.splitlines()[-1])
+    return out["code"], set(out["modules"])
+
+
+@pytest.fixture
+def thread(repo: Path, store_dir: Path) -> str:
+    """A closed thread in `repo` with one message (written in this process)."""
+    from sessionkeeper.api import Keeper
+
+    session = Keeper(store_dir).start(repo)
+    session.record({"type": "message", "role": "user", "text": "hello"})
+    session.close()
+    return session.thread_id
+
+
+HEAVY = {"pydantic", "filelock", "sessionkeeper.validate", "sessionkeeper.session",
+         "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck"}
+
+
+def test_list_json_loads_no_validator_recorder_lock_nor_renderer(
+        repo: Path, store_dir: Path, thread: str) -> None:
+    """Fixture: `thread`; `sessionkeeper list --json --workspace`."""
+    code, modules = _loaded("list", "--json", "--workspace", str(repo), "--store", str(store_dir))
+    assert code == 0
+    assert modules & (HEAVY | {"sessionkeeper.recovery.state"}) == set()
+
+
+def test_check_resume_json_loads_no_validator_recorder_nor_lock(
+        repo: Path, store_dir: Path, thread: str) -> None:
+    """Fixture: `thread`; `sessionkeeper --check-resume THREAD --json`."""
+    code, modules = _loaded("--check-resume", thread, "--workspace", str(repo), "--store",
+                            str(store_dir), "--json")
+    assert code == 0
+    assert modules & HEAVY == set()
+
+
+def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`, clean; `sessionkeeper start` records meta and lifecycle only."""
+    code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
+    assert code == 0
+    assert "pydantic" not in modules and "sessionkeeper.validate" not in modules

@@ -1,0 +1,87 @@
+"""The server's per-workspace baseline cache: reused while HEAD's files are unchanged, never
+stale after a commit, a branch switch or a checkout (fixture: `repo`, conftest; real git)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionkeeper.listing import BaselineCache
+from sessionkeeper.recovery import gitrun
+from sessionkeeper.recovery.baseline import capture
+from tests.conftest import git
+
+
+@pytest.fixture
+def git_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
+    """Every git command run (the real git still runs: this only writes down the arguments)."""
+    calls: list[tuple[str, ...]] = []
+    real = gitrun.run
+
+    def counted(cwd: Any, *args: str, stdin: bytes | None = None) -> gitrun.GitResult:
+        calls.append(args)
+        return real(cwd, *args, stdin=stdin)
+
+    monkeypatch.setattr(gitrun, "run", counted)
+    yield calls
+
+
+def test_a_cached_baseline_is_reused_without_running_git(
+        repo: Path, git_calls: list[tuple[str, ...]]) -> None:
+    """Fixture: `repo`; the same workspace asked twice."""
+    cache = BaselineCache()
+    first = cache.get(str(repo))
+    calls = len(git_calls)
+    assert cache.get(str(repo)) == first == capture(repo)
+    assert len(git_calls) == calls + 3  # only the direct capture above ran git
+
+
+@pytest.mark.parametrize("move", ["commit", "switch branch", "detach", "packed refs"])
+def test_the_cache_sees_head_move_at_once(repo: Path, move: str) -> None:
+    """Fixture: `repo`, cached, then a commit / another branch / a detached HEAD / pack-refs
+    followed by a new commit."""
+    cache = BaselineCache(ttl=3600)
+    before = cache.get(str(repo))
+    if move == "commit":
+        (repo / "more.py").write_text("x = 2\n")
+        git(repo, "add", "more.py")
+        git(repo, "commit", "-qm", "more")
+    elif move == "switch branch":
+        git(repo, "checkout", "-q", "-b", "other")
+    elif move == "detach":
+        git(repo, "checkout", "-q", "--detach")
+    else:
+        git(repo, "pack-refs", "--all")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
+    after = cache.get(str(repo))
+    assert after == capture(repo) != before
+
+
+def test_an_expired_entry_is_captured_again(repo: Path,
+                                            git_calls: list[tuple[str, ...]]) -> None:
+    """Fixture: `repo`; a cache whose entries live 0 seconds."""
+    cache = BaselineCache(ttl=0)
+    cache.get(str(repo))
+    calls = len(git_calls)
+    cache.get(str(repo))
+    assert len(git_calls) == calls + 1  # HEAD asked again; the identity reused (same commit)
+
+
+def test_invalidate_forgets_and_outside_git_is_never_cached(
+        repo: Path, tmp_path: Path, git_calls: list[tuple[str, ...]]) -> None:
+    """Fixture: `repo` and a plain directory."""
+    cache = BaselineCache()
+    cache.get(str(repo))
+    cache.invalidate(str(repo))
+    calls = len(git_calls)
+    cache.get(str(repo))
+    assert len(git_calls) > calls
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert cache.get(str(plain)) is None
+    calls = len(git_calls)
+    assert cache.get(str(plain)) is None
+    assert len(git_calls) > calls
