@@ -43,6 +43,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_redact.py
 	$(PY) tests/benchmarks/bench_frameworks.py
 	$(PY) tests/benchmarks/bench_agents.py
+	$(PY) tests/benchmarks/bench_agent_index.py
 	$(PY) tests/benchmarks/bench_hooks.py
 
 clean: ## remove the virtualenv and caches
