@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -142,6 +143,18 @@ class Layout:
     def relative(self, path: Path | str) -> str:
         """A path inside the store as the index keeps it: relative to the store root."""
         return str(self.contained(path).relative_to(self.root))
+
+    def relatives(self, paths: Sequence[str]) -> list[str]:
+        """`relative` of many paths, resolving each directory once (a file only when a symlink)."""
+        dirs: dict[str, str] = {}  # directory -> its store-relative real path, with a slash
+        out: list[str] = []
+        for path in paths:
+            head, name = os.path.split(path)
+            if head not in dirs:
+                inside = self.contained(head).relative_to(self.root).as_posix()
+                dirs[head] = "" if inside == "." else inside + "/"
+            out.append(self.relative(path) if os.path.islink(path) else dirs[head] + name)
+        return out
 
     def resolve(self, path: Path | str) -> Path:
         """An index path (store-relative, or absolute for older rows) as a real path in the store."""

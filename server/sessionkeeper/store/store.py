@@ -240,10 +240,13 @@ class Store:
 
     def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
         """Index rows for every rollout on disk, and how many files could not be indexed."""
+        from .probe import probe
+
         found = self.layout.scan_rollouts()
+        relpaths = self.layout.relatives([path for path, _ in found])
         rows, skipped = [], 0
-        for number, (path, archived) in enumerate(found, start=1):
-            row = self.probe(path, archived)
+        for number, ((path, archived), relpath) in enumerate(zip(found, relpaths, strict=True), start=1):
+            row = probe(path, archived=archived, relpath=relpath)
             if isinstance(row, SessionRow):
                 rows.append(row)
             else:

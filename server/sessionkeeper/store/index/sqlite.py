@@ -9,11 +9,12 @@ missing or set-aside one is built in a temporary file and renamed into place.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -65,12 +66,30 @@ _INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
 _INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
 
 
+def _json(value: Any) -> Any:
+    return None if value is None else orjson.dumps(value).decode()
+
+
+def _column_reader(columns: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The SQL values of a row's columns: JSON text, 0/1 for flags (attrgetter: no deep copy)."""
+    get = operator.attrgetter(*columns)
+    convert = [(i, _json if n in _JSON else int) for i, n in enumerate(columns)
+               if n in _JSON or n in _BOOL]
+
+    def values(row: Any) -> tuple[Any, ...]:
+        out = list(get(row))
+        for i, fn in convert:
+            out[i] = fn(out[i])
+        return tuple(out)
+    return values
+
+
+_READERS = {SessionRow: _column_reader(SESSION_COLUMNS), ThreadRow: _column_reader(THREAD_COLUMNS),
+            FileCheckpoint: _column_reader(FILE_COLUMNS)}
+
+
 def _values(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
-    names = (SESSION_COLUMNS if isinstance(row, SessionRow) else
-             THREAD_COLUMNS if isinstance(row, ThreadRow) else FILE_COLUMNS)
-    return tuple(orjson.dumps(v).decode() if n in _JSON and v is not None
-                 else int(v) if n in _BOOL else v
-                 for n, v in ((n, getattr(row, n)) for n in names))  # no deep copy (astuple)
+    return _READERS[type(row)](row)
 
 
 def _decoded(row: sqlite3.Row) -> dict[str, Any]:
