@@ -18,14 +18,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
-from .recovery.plan import plan
-from .recovery.report import DECISIONS, AgentCommand, Decision, Report
+from .recovery.verdicts import DECISIONS, Decision
 from .store.index import SUBAGENT, FileCheckpoint, SessionRow
 
 if TYPE_CHECKING:
     from .agents.base import AgentFile
     from .agents.importer import AgentSources, ImportCounts
     from .recovery.replay import Replayed
+    from .recovery.report import AgentCommand, Report
     from .store.reader import Rollout
     from .store.store import Store
 
@@ -170,6 +170,8 @@ class AgentThreads:
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         report = self.check_agent(thread_id, workspace=workspace, requested=requested)
+        from .recovery.plan import plan
+
         action = plan(report, decision)
         if action.kind == "relocate" and action.workspace:
             return self.resume_agent(thread_id, workspace=action.workspace, decision="relocate",
@@ -189,6 +191,8 @@ class AgentThreads:
             return report, None
         cwd = report.workspace
         import shlex
+
+        from .recovery.report import AgentCommand
 
         return report, AgentCommand(argv=list(argv), cwd=cwd, display=shlex.join(argv))
 

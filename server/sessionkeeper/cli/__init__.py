@@ -2,7 +2,8 @@
 
 Every command lives in one module of this package that adds its subparser (`add`) and the
 function that runs it; `main` builds the parser and translates our typed errors to exit codes
-in this one place.
+in this one place. A command line naming a command loads only that command's module
+(`COMMANDS`; a test keeps the table equal to what the modules add), one naming none loads all.
 
 Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`) · 1 fsck found
 problems it did not repair · 2 usage · 64 invalid id or workspace · 65 invalid event · 66 unknown
@@ -12,10 +13,33 @@ thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from ..errors import SessionKeeperError
+
+MODULES = ("serve", "store_commands", "content", "agents", "hooks")
+"""The modules that add subcommands, in the order `--help` lists them."""
+COMMANDS = {
+    "serve": "serve",
+    **dict.fromkeys(("start", "record", "list", "show", "fork", "archive", "unarchive", "fsck",
+                     "reindex", "schema", "demo"), "store_commands"),
+    **dict.fromkeys(("diff", "rewind", "trailer", "git-hook", "gc"), "content"),
+    "resume": "agents",
+    **dict.fromkeys(("hook", "hooks"), "hooks"),
+}
+"""Each subcommand and the module that adds it."""
+
+
+def command_modules(args: Sequence[str]) -> list[ModuleType]:
+    """The modules a command line needs: its command's, none for a bare `--check-resume`, or all."""
+    named = {COMMANDS[arg] for arg in args if arg in COMMANDS}
+    if not named and "--check-resume" in args and not {"-h", "--help"} & set(args):
+        return []
+    wanted = [name for name in MODULES if name in named] if named else list(MODULES)
+    return [importlib.import_module(f"{__name__}.{name}") for name in wanted]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,12 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..hooks.entry import main as hook
 
         return hook(args_list[1:])
-    from . import agents, check, content, hooks, serve, store_commands
+    from . import check
     from .common import emit, parser_with
 
     if not args_list or args_list[0] in ("--stdio", "--tcp"):
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
-    parser = parser_with((serve, store_commands, content, agents, hooks), top=check.add_top)
+    parser = parser_with(command_modules(args_list), top=check.add_top)
     args = parser.parse_args(args_list)
     try:
         if args.check_resume is not None:

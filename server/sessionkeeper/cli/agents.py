@@ -15,10 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from ..recovery.report import DECISIONS, AgentCommand, Report
+from ..recovery.verdicts import DECISIONS
 from .check import EXIT
 from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, say
+
+if TYPE_CHECKING:
+    from ..recovery.report import AgentCommand, Report
 
 
 def add(sub: Subparsers) -> None:

@@ -1,28 +1,18 @@
 """The resume report: one verdict and everything that explains it (the `--json` and LSP shape).
 
-Verdicts, decisions and the choices each verdict offers are defined here and nowhere else.
+Verdicts, decisions and the choices each verdict offers are defined in `verdicts.py`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 from .findings import Difference, Invalidation, SubsystemReport
+from .verdicts import CHOICES, DECISIONS, VERDICTS, Decision, Verdict
 
-Verdict = Literal["ok", "drift", "blocked"]
-"""ok: identical, continue · drift: same repository, something differs · blocked: cannot go on here."""
-Decision = Literal["continue", "switch_back", "fork", "cancel", "relocate", "export"]
-"""What the user (or CI policy) decides about a resume."""
-VERDICTS: tuple[str, ...] = get_args(Verdict)
-DECISIONS: tuple[str, ...] = get_args(Decision)
-CHOICES: dict[str, list[Decision]] = {
-    "ok": [],
-    "drift": ["continue", "switch_back", "fork", "cancel"],
-    "blocked": ["relocate", "fork", "export"],
-}
-"""The decisions each verdict offers, in the order a surface shows them."""
+__all__ = ["CHOICES", "DECISIONS", "VERDICTS", "Decision", "Verdict"]  # re-exported
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,34 @@
+"""The lazy command table of the CLI: equal to what the command modules add."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from sessionkeeper.cli import COMMANDS, MODULES, command_modules
+from sessionkeeper.cli.check import add_top
+from sessionkeeper.cli.common import parser_with
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_the_command_table_names_every_subcommand_and_the_module_that_adds_it() -> None:
+    """Fixture: none — each module's parser built alone."""
+    added = {}
+    for name in MODULES:
+        module = importlib.import_module(f"sessionkeeper.cli.{name}")
+        for command in _subcommands(parser_with([module], top=add_top)):
+            added[command] = name
+    assert added == COMMANDS
+
+
+def test_a_command_line_loads_only_its_commands_module() -> None:
+    """Fixture: none."""
+    assert [m.__name__ for m in command_modules(["--store", "s", "list", "--json"])] == [
+        "sessionkeeper.cli.store_commands"]
+    assert command_modules(["--check-resume", "abc", "--json"]) == []
+    assert len(command_modules(["--check-resume", "abc", "--help"])) == len(MODULES)
+    assert len(command_modules(["lsit"])) == len(MODULES)  # a typo gets the full parser's error
