@@ -36,7 +36,7 @@ from .store.recorder import Ack
 
 if TYPE_CHECKING:
     from .store.reader import Rollout
-    from .store.store import SessionWriter
+    from .store.writer import SessionWriter
 
 log = logging.getLogger("sessionkeeper.session")
 
