@@ -204,6 +204,7 @@ class Resuming(Reading):
             reason=f"forked at seq {replayed.restored_to_seq}", fork=True)
         return session
 
+
 def _explained(difference: Difference, root: str) -> Difference:
     """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
     from .recovery.advice import head_moved

@@ -192,6 +192,7 @@ class Starting:
         session.carry_snapshot_budget(replayed.latest)
         return self._adopt(session)
 
+
 def _directory(workspace: str | os.PathLike[str]) -> str:
     """The real path of a workspace that must be an existing directory."""
     cwd = os.path.realpath(workspace)
