@@ -1,7 +1,7 @@
 """The rollout record vocabulary: schema version, durability, sources, and one rule per type.
 
 Stored records are plain dicts (`{"seq", "ts", "type", ...}`): reading, folding and listing build
-no objects and import no schema. The shape of each record type is defined once, in `schema.py`
+no objects and import no schema. The shape of each record type is defined once, in `schema/`
 (dataclasses, imported only to build or validate records); `RULES` here says, for every record
 type, who may write it and how it appears in a timeline — a test checks that every record type
 of the schema has exactly one rule.

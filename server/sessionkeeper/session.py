@@ -5,30 +5,29 @@ order under one lock (fsync waits happen outside it, so they are shared); an ack
 exactly true — a record is acknowledged once it reached its durability, and a failing automatic
 snapshot after it never turns it into an error; a re-delivered operation is acknowledged with its
 first seq and never written again, and one re-delivered with other arguments is a conflict.
+Operations (begin, finish, re-deliveries) are `operations`' (mixin `OperationCalls`).
 A file_change read at record time has its content in the blob store (fsynced) before it is written
 (`recovery.file_capture`); records without file content do no blob work.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from . import ids
-from .errors import InvalidEvent, OperationConflict, SessionKeeperError
+from .errors import InvalidEvent, SessionKeeperError
 from .events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
+from .operations import OperationCalls, OperationTicket, args_digest, same_args
 from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
-from .recovery.subsystems.operations import Operations
 from .recovery.summary import StatusSummary, status_summary
 from .redact import redact_json
 from .schema import Event, Lifecycle
@@ -36,27 +35,11 @@ from .store.recorder import Ack
 
 if TYPE_CHECKING:
     from .store.reader import Rollout
-    from .store.store import SessionWriter
+    from .store.writer import SessionWriter
+
+__all__ = ["OperationTicket", "Session", "Transition", "args_digest"]
 
 log = logging.getLogger("sessionkeeper.session")
-
-
-def args_digest(args: Any) -> str:
-    """sha256 of the canonical JSON of tool arguments (taken before redaction)."""
-    try:
-        return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
-    except TypeError as exc:  # orjson.JSONEncodeError: not JSON, too deep, beyond 64 bits
-        raise InvalidEvent(f"args: not encodable as JSON ({exc})") from None
-
-
-@dataclass(frozen=True)
-class OperationTicket:
-    """What to do about a tool call: run it, reuse a recorded result, or ask a human."""
-
-    operation_id: str
-    action: Literal["run", "reuse", "in_doubt"]
-    result: Any = None
-    seq: int | None = None
 
 
 class Transition(NamedTuple):
@@ -66,7 +49,7 @@ class Transition(NamedTuple):
     hooks: HookRun
 
 
-class Session:
+class Session(OperationCalls):
     """Records events for one run of a thread; folds them into the live state as it goes."""
 
     def __init__(self, writer: SessionWriter, state: SessionState, *, policy: SessionPolicy,
@@ -151,7 +134,7 @@ class Session:
                     continue
                 if key in first_in_batch:
                     index, digest = first_in_batch[key]
-                    _same_args(record, digest)
+                    same_args(record, digest)
                     plan.append(("again", index, record))
                     continue
                 first_in_batch[key] = (len(bodies), record.get("args_digest"))
@@ -205,16 +188,6 @@ class Session:
                                f"(last seq {self.writer.last_seq})")
         return event
 
-    def _check_transition(self, event: Record) -> None:
-        """A final status after another final status is a contradiction, not a redelivery."""
-        entry = self.state.get(Operations).entry(str(event["operation_id"]))
-        status = event.get("status")
-        if entry is None or status == "started" or status in entry["statuses"]:
-            return
-        if entry["status"] in ("committed", "failed"):
-            raise InvalidEvent(f"status: operation {event['operation_id']} already "
-                               f"{entry['status']}; it cannot be {status} too")
-
     def see_workspace(self) -> list[Ack]:
         """Record as `seen` the files differing from the baseline commit, as the thread lacks them."""
         from .recovery import file_capture
@@ -239,15 +212,6 @@ class Session:
             raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
         return os.path.relpath(full, root).replace(os.sep, "/")
 
-    def _delivered(self, record: Record) -> Ack | None:
-        """The ack of an earlier delivery of the same (operation_id, status), if any."""
-        entry = self.state.get(Operations).entry(record["operation_id"])
-        if entry is None or record["status"] not in entry["statuses"]:
-            return None
-        _same_args(record, entry["args_digest"])
-        seq = entry["started_seq"] if record["status"] == "started" else entry["seq"]
-        return Ack(seq, Durability.WRITTEN)
-
     def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
         for body, ack in zip(bodies, acks, strict=True):
             record = orjson.loads(body)
@@ -260,39 +224,6 @@ class Session:
             except SessionKeeperError as exc:  # the records are written: their acks stand
                 log.warning("automatic snapshot of %s failed (retried later): %s",
                             self.session_id, exc)
-
-    # ---- operations: record before the side effect, reuse after ----------------------------------
-
-    def begin_operation(self, operation_id: str, tool: str, args: Any = None) -> OperationTicket:
-        """Durably record `started` before a side effect; reuse or flag a known operation instead.
-
-        Raises OperationConflict when the id is known with other arguments: nothing is reused.
-        """
-        entry = self.state.get(Operations).lookup(ids.operation_id(operation_id))
-        if entry is not None:
-            if args is not None:
-                _same_args({"operation_id": operation_id, "args_digest": args_digest(args)},
-                           entry["args_digest"])
-            if entry["status"] in ("committed", "failed"):
-                return OperationTicket(operation_id, "reuse", entry.get("result"), entry["seq"])
-            return OperationTicket(operation_id, "in_doubt", None, entry["started_seq"])
-        event: Record = {"type": "operation", "operation_id": operation_id, "tool": tool,
-                         "status": "started"}
-        if args is not None:
-            event["args"] = args
-        ack = self.record(event, durability=Durability.DURABLE)
-        if ack.duplicate:  # another caller started it a moment ago: it is theirs to run
-            return OperationTicket(operation_id, "in_doubt", None, ack.seq)
-        return OperationTicket(operation_id, "run", None, ack.seq)
-
-    def finish_operation(self, operation_id: str, *, ok: bool = True, result: Any = None) -> Ack:
-        """Durably record that an operation committed (or failed), with its result."""
-        entry = self.state.get(Operations).entry(ids.operation_id(operation_id))
-        tool = entry["tool"] if entry else "unknown"
-        return self.record({"type": "operation", "operation_id": operation_id, "tool": tool,
-                            "status": "committed" if ok else "failed",
-                            "result_persisted": result is not None, "result": result},
-                           durability=Durability.DURABLE)
 
     def refresh_baseline(self) -> Ack:
         """Record the workspace's git baseline as it is now (after the agent moved HEAD)."""
@@ -395,11 +326,3 @@ def _validated(data: Any) -> bytes:
 
         _event_body = event_body
     return _event_body(data)
-
-
-def _same_args(record: Record, digest: str | None) -> None:
-    """Raise OperationConflict when a re-delivered operation names other arguments."""
-    given = record.get("args_digest")
-    if given is not None and digest is not None and given != digest:
-        raise OperationConflict(f"operation {record['operation_id']} was recorded with other "
-                                "arguments; it is not the same operation (use a new operation id)")

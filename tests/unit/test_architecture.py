@@ -1,10 +1,10 @@
 """The layering holds: no import cycle (function-level imports included), and no layer reaches up.
 
 Layers, top to bottom: surfaces (cli, lsp) → adapters that drive a Keeper (integrations: as a
-framework's storage backend; hooks: inside the agents' own hooks) → api, demo, render → session →
-recovery → store → the vocabulary (events, schema, validate, ids, errors, clock, constraints,
-redact). Agents' log readers (agents) sit beside recovery: they may use store and the vocabulary,
-never a surface.
+framework's storage backend; hooks: inside the agents' own hooks) → api (with the Keeper's parts
+starting, reading, resuming), demo, render → session (with its operations) → recovery → store →
+the vocabulary (events, schema, validate, ids, errors, clock, constraints, redact). Agents' log
+readers (agents) sit beside recovery: they may use store and the vocabulary, never a surface.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ LAYERS = [
     "cli",
     "lsp",
     "integrations | hooks",
-    "api | demo | render",
-    "session",
+    "api | starting | reading | resuming | demo | render",
+    "session | operations",
     "recovery | agents",
     "store",
     "validate",

@@ -9,6 +9,10 @@ Invariants:
 - live drift (`self.live`) is the current session checked against its workspace; it is computed
   when the session becomes current and after every watched batch (files, HEAD, refs), never by
   polling, and pushed with session/didChange; HEAD moving also sends session/didChangeThreads.
+
+The Keeper's construction and the agents' roots are `keeping`'s (mixin `KeeperHost`), watching
+the workspace is `watching`'s (mixin `WorkspaceWatching`); this module holds the state they share,
+the domain worker, the current session, the resume flow and the questions to the user.
 """
 
 from __future__ import annotations
@@ -32,21 +36,19 @@ from pygls.protocol import (
 )
 
 from .. import __version__
-from ..recovery.command_hooks import registry_from
 from ..recovery.plan import plan
 from ..recovery.report import Decision, Report, Verdict
-from ..recovery.subsystems.file_history import FileHistory
-from . import convert, gitops
-from .checkout import explained_by_move, git_moved_event
+from . import convert
 from .gitops import Head
-from .live import Live, assess_live
+from .keeping import KeeperHost
+from .live import Live
 from .options import ServerOptions
 from .protocol import ResumeResult, Status, ThreadsChanged
 from .rpc import InvalidParams, unstructure
-from .watch import Batch, Change, Watcher, file_change_events
+from .watch import Watcher
+from .watching import WorkspaceWatching
 
 if TYPE_CHECKING:
-    from ..agents.importer import AgentSources
     from ..api import Keeper
     from ..session import Session
     from .agent_roots import RootsWatcher
@@ -55,8 +57,6 @@ log = logging.getLogger("sessionkeeper.lsp")
 
 DID_CHANGE = "session/didChange"
 DID_CHANGE_THREADS = "session/didChangeThreads"
-ENV_DURABILITY = "SESSIONKEEPER_DURABILITY"
-ENV_REDACTION = "SESSIONKEEPER_REDACTION"
 DRIFT_ACTIONS: dict[str, Decision] = {"Fork": "fork", "Switch back": "switch_back",
                                       "Continue": "continue", "Cancel": "cancel"}
 """The drift question's answers, in the order shown: nothing that continues comes first."""
@@ -74,7 +74,7 @@ def raw_json_converter() -> Any:
     return conv
 
 
-class SessionKeeperServer(LanguageServer):
+class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
     """The language server and its state: one store, at most one current (writable) session."""
 
     def __init__(self, *, store: str | None = None) -> None:
@@ -103,93 +103,6 @@ class SessionKeeperServer(LanguageServer):
         self._closed = False
 
     # ---- the domain, on its worker thread ---------------------------------------------------
-
-    @property
-    def keeper(self) -> Keeper:
-        """The Keeper, created on first need (domain worker only)."""
-        if self._keeper is None:
-            from ..api import Keeper  # the store, the index, filelock: on first need only
-            from ..schema import ClientInfo
-
-            name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
-            content: dict[str, Any] = {"allow_secret_files": self.options.allowSecretFiles}
-            if self.options.contentLimitBytes is not None:
-                content["content_limit_bytes"] = self.options.contentLimitBytes
-            self._keeper = Keeper(self.store_path, durability=self._durability(),
-                                  redact=self._redact(), hooks=registry_from(self.options.hooks),
-                                  client=ClientInfo(name=name[:100], version=__version__),
-                                  agents=self._agent_sources(), **content)
-            from ..listing import BaselineCache
-
-            self._keeper.baselines = BaselineCache()  # picker pages reuse the workspace's git
-        return self._keeper
-
-    def _agent_sources(self) -> AgentSources | None:
-        """The agents' logs the options name (all, from their env/default roots, by default)."""
-        from ..agents.importer import AgentSources
-        from ..errors import InvalidId
-
-        given = self.options.agents
-        if given is not None and not given:
-            return None
-        roots = {name: (value,) for name, value in (("codex", self.options.codexHome),
-                                                    ("claude", self.options.claudeHome)) if value}
-        try:
-            return AgentSources(agents=tuple(given) if given is not None else None, roots=roots)
-        except InvalidId as exc:
-            log.warning("agents: %s (reading every agent's logs from their default roots)", exc)
-            self.option_problems.append(f"agents: {exc}")
-            return AgentSources()
-
-    def import_agents(self, progress: Callable[[int, int], None] | None = None, *,
-                      loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Import the agents' changed files, then watch their roots (domain worker only; `loop`:
-        the event loop a change of the roots is reported on)."""
-        self._agents_loop = loop or self._agents_loop
-        keeper = self.keeper
-        if keeper.agent_sources is None:
-            return
-        watcher = self.agent_watcher
-        if watcher is not None and watcher.stale():  # a root that was missing exists now
-            self.stop_watching_agents()
-            keeper.agents_changed()
-        keeper.import_agents(progress)
-        if self.agent_watcher is None and self.options.watch and not self._closed:
-            from .agent_roots import RootsWatcher
-
-            sources = keeper.agent_sources
-            roots = [str(r) for name in sources.enabled() for r in sources.roots_of(name)]
-            self.agent_watcher = RootsWatcher(roots, on_change=self._agents_changed)
-            self.agent_watcher.start()
-            keeper.watching_agents = True
-
-    def _agents_changed(self) -> None:
-        """The agents' roots changed (watcher thread): import on the next listing, tell the client."""
-        if self._keeper is not None:
-            self._keeper.agents_changed()
-        loop = self._agents_loop
-        if loop is not None and not loop.is_closed() and not self._closed:
-            loop.call_soon_threadsafe(self.notify_threads, "agents")
-
-    def stop_watching_agents(self) -> None:
-        """Stop watching the agents' roots (listings then stat them every time)."""
-        watcher, self.agent_watcher = self.agent_watcher, None
-        if watcher is not None:
-            watcher.stop()
-        if self._keeper is not None:
-            self._keeper.watching_agents = False
-
-    def _durability(self) -> str:
-        value = self.options.durability or os.environ.get(ENV_DURABILITY) or "written"
-        if value not in ("none", "written", "durable"):
-            log.warning("unknown durability %r; using 'written'", value)
-            return "written"
-        return value
-
-    def _redact(self) -> bool:
-        if self.options.redaction is not None:
-            return self.options.redaction
-        return os.environ.get(ENV_REDACTION, "1").strip().lower() not in ("0", "false", "no", "off")
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a domain call on the domain worker and await its result."""
@@ -315,112 +228,6 @@ class SessionKeeperServer(LanguageServer):
     def tell(self, message: str, *, kind: types.MessageType = types.MessageType.Info) -> None:
         """Show a message in the editor (window/showMessage)."""
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
-
-    # ---- watching the workspace --------------------------------------------------------------
-
-    def ensure_watching(self, session: Session) -> None:
-        """Watch the current session's workspace and git state (started lazily, restarted on a
-        new root); event-loop thread."""
-        if not self.options.watch or self._closed:
-            return
-        root = session.workspace
-        if self.watcher is not None and self.watcher.root == root:
-            return
-        self.stop_watching()
-        self._loop = asyncio.get_running_loop()
-        store_root = str(self._keeper.store.layout.root) if self._keeper else None
-        dirs = gitops.git_dirs(root)
-        self.watcher = Watcher(root, ignore=[store_root] if store_root else [],
-                               git_dirs=[dirs.git_dir, dirs.common_dir] if dirs else [],
-                               on_changes=self._on_batch_threadsafe)
-        self.watcher.start()
-
-    def _on_batch_threadsafe(self, batch: Batch) -> None:
-        """The watcher thread hands a batch to the event loop."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            asyncio.run_coroutine_threadsafe(self.handle_batch(batch), loop)
-
-    async def handle_batch(self, batch: Batch) -> None:
-        """Record a watched batch, refresh live drift, and tell the client what changed."""
-        try:
-            moved = await self.run(self.on_batch, batch)
-        except Exception:  # noqa: BLE001 - a watcher must never take the server down
-            log.exception("could not handle a watched batch")
-            return
-        await self.notify_status()
-        if moved:
-            self.notify_threads("git")
-
-    def refresh_live(self, session: Session) -> None:
-        """Check the session against its workspace now (domain worker only)."""
-        if self.session is not session:
-            return
-        self.git_head = gitops.head(session.workspace)
-        self.live = assess_live(session.state, session.workspace)
-
-    def on_batch(self, batch: Batch) -> bool:
-        """Record a batch in the current session (domain worker); True when HEAD moved.
-
-        Files a move of HEAD explains are the checkout's: one git_moved record, no file_change.
-        """
-        session = self.session
-        if session is None or self.watcher is None or session.workspace != self.watcher.root:
-            return False
-        root, old = session.workspace, self.git_head
-        if batch.git and self._keeper is not None and self._keeper.baselines is not None:
-            self._keeper.baselines.invalidate(root)  # the picker's git cache (it checks too)
-        now = gitops.head(root) if batch.git or batch.changes else old
-        changes, moved = batch.changes, now != old
-        if moved:
-            explained = explained_by_move(root, old, now, [c.path for c in changes])
-            changes = [c for c in changes if c.path not in explained]
-            history = session.state.get(FileHistory)
-            event = git_moved_event(old, now, explained=explained,
-                                    seen=lambda p: history.last(p) is not None)
-            try:
-                session.record(event)
-            except Exception:  # noqa: BLE001
-                log.exception("could not record a move of HEAD")
-            log.info("HEAD moved: %s -> %s (%d file(s) by the move)", old, now, len(explained))
-        self.record_changes(changes)
-        self.refresh_live(session)
-        return moved
-
-    def stop_watching(self) -> None:
-        """Stop the workspace watcher, if one runs."""
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            watcher.stop()
-
-    def record_changes(self, changes: list[Change]) -> int:
-        """Record watched file changes in the current session (domain worker only); returns count."""
-        session = self.session
-        if session is None or self.watcher is None:
-            return 0
-        root = session.workspace
-        if root != self.watcher.root:
-            return 0
-        events = file_change_events(
-            changes, last=session.state.get(FileHistory).last,
-            author_of=lambda change: self._author_of(root, change))
-        if not events:
-            return 0
-        try:
-            session.record_many(list(events))
-        except Exception:  # noqa: BLE001 - a watcher must never take the server down
-            log.exception("could not record %d file change(s)", len(events))
-            return 0
-        log.info("recorded %d file change(s)", len(events))
-        return len(events)
-
-    def _author_of(self, root: str, change: Change) -> str:
-        """user: changed on disk while the editor syncs nothing, or open in the editor; else external."""
-        if change.deleted:
-            return "external"
-        if not self.documents_synced:
-            return "user"
-        return "user" if os.path.join(root, change.path) in self.open_paths else "external"
 
     # ---- shutting down ------------------------------------------------------------------------
 

@@ -1,0 +1,224 @@
+"""The Keeper's resume: check a thread against a workspace, then carry the decision out.
+
+Data flows one way: `replay` folds the rollouts into state, `assess` turns state and workspace
+into a report, `plan` turns report and decision into an action, and this module carries the
+action out. Invariants: a check changes nothing on disk; a resume reads, decides and acts under
+the thread's writer lock (which passes to the new session), so nothing is appended meanwhile —
+only a fork or an export may go on without it, and then quarantines nothing; nothing continues on
+`blocked`, nor on `drift` without a decision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from . import ids
+from .errors import GitRefused, InvalidEvent, ThreadBusy, UnknownThread
+from .reading import Reading
+from .recovery.baseline import identity_of
+from .store.index import ListQuery, ThreadRow
+from .store.log import thread_log
+
+if TYPE_CHECKING:  # imported where first needed: a check loads only its own part
+    from filelock import BaseFileLock
+
+    from .recovery.findings import Difference
+    from .recovery.lifecycle import HookRun
+    from .recovery.plan import Action
+    from .recovery.replay import Replayed
+    from .recovery.report import Decision, Report
+    from .session import Session
+    from .store.reader import Rollout
+
+
+class Resuming(Reading):
+    """`Keeper`'s resume, check and fork of a thread."""
+
+    def _resolve(self, thread_id: str | None, *, workspace: str, latest: bool) -> str:
+        """The thread to resume: the given id, or the latest one of the workspace."""
+        if thread_id is not None:
+            return ids.thread_id(thread_id)
+        if not latest:
+            raise UnknownThread("name a thread or ask for the latest one")
+        rows = self.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)
+        if not rows:
+            raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)} "
+                                "or its repository")
+        return rows[0].thread_id
+
+    def _rows_of_repository(self, workspace: str) -> list[ThreadRow]:
+        """The newest thread of the same repository recorded elsewhere (a CI checkout, a clone)."""
+        try:
+            found = identity_of(os.path.realpath(workspace))
+        except GitRefused:
+            return []
+        if found is None or not found[1].root_commits:
+            return []
+        self._sync_live()
+        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1,
+                                                 agents=self.agent_filter()))
+
+    def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
+                requested: dict[str, Any] | None) -> Report:
+        from .recovery.advice import advise
+        from .recovery.assess import assess
+        from .recovery.baseline import current_workspace, find_moved
+        from .recovery.subsystems.worktree import Worktree
+
+        recorded = replayed.state.get(Worktree).recorded()
+        report = assess(replayed, current_workspace(workspace, requested=requested,
+                                                    recorded=recorded),
+                        thread_id=thread)
+        kinds = {d.kind for d in report.differences}
+        if kinds & {"cwd_missing", "branch", "head"}:
+            recorded = replayed.state.get(Worktree).recorded()
+            if recorded is None:
+                return report
+            if "cwd_missing" in kinds and recorded.identity is not None:
+                moved = find_moved(recorded.identity, near=report.workspace)
+                report = dataclasses.replace(report, relocate_to=moved)
+            elif report.verdict == "drift":
+                advice = advise(recorded, root=report.workspace)
+                report = dataclasses.replace(
+                    report, switch_back=advice.command, switch_back_worktree=advice.worktree,
+                    notes=report.notes + ([advice.note] if advice.note else []),
+                    differences=[_explained(d, report.workspace) for d in report.differences])
+        return report
+
+    def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
+                     requested: dict[str, Any] | None = None) -> Report:
+        """Dry run of a resume: the report, nothing changed on disk."""
+        thread = self._resolve(thread_id, workspace=workspace, latest=latest)
+        if self.is_agent_thread(thread):
+            return self.check_agent(thread, workspace=workspace, requested=requested)
+        return self._assess(thread, self.replay(thread), workspace=workspace, requested=requested)
+
+    def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
+               latest: bool = False,
+               requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
+        """Resume for real: the report, and the new session (None when nothing continues)."""
+        from .recovery.plan import plan
+        from .recovery.report import DECISIONS
+
+        if decision is not None and decision not in DECISIONS:
+            raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
+        thread = self._resolve(thread_id, workspace=workspace, latest=latest)
+        if self.is_agent_thread(thread):  # the agent's to continue: never a session of ours
+            return self.resume_agent(thread, workspace=workspace, decision=decision,
+                                     requested=requested)[0], None
+        try:
+            lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
+        except ThreadBusy:
+            if decision not in ("fork", "export"):
+                raise
+            lock = None  # open elsewhere: forking or exporting only reads it (no quarantine)
+        try:  # read, decide and carry out under the writer lock: nothing is appended meanwhile
+            replayed = self.replay(thread)
+            report = self._assess(thread, replayed, workspace=workspace, requested=requested)
+            if not replayed.rollouts:
+                return report, None
+            action = plan(report, decision)
+            if action.kind == "relocate" and action.workspace:
+                if lock is not None:
+                    lock.release()
+                    lock = None
+                return self.resume(thread, workspace=action.workspace, decision="relocate",
+                                   requested=requested)
+            report = dataclasses.replace(report, decision=decision)
+            if lock is not None:
+                report = dataclasses.replace(report, quarantined=self._quarantine(replayed))
+            if action.kind == "export":
+                path = self.store.write_export(thread, {"meta": replayed.meta,
+                                                        "state": replayed.state.snapshot(),
+                                                        "report": report.to_json()})
+                return dataclasses.replace(report, export_path=str(path)), None
+            if action.kind == "stop":
+                return report, None
+            session, hooks = self._carry_out(action, replayed, report, decision, lock=lock)
+            if action.kind != "fork":
+                lock = None  # now held by the new session's writer
+        finally:
+            if lock is not None:
+                lock.release()
+        return dataclasses.replace(
+            report, reset=self._maybe_reset(session, replayed), hook_failures=hooks.failures,
+            hook_context=hooks.added_context, continued=True, session_id=session.session_id,
+            new_thread_id=session.thread_id if action.kind == "fork" else None), session
+
+    def _carry_out(self, action: Action, replayed: Replayed, report: Report,
+                   decision: Decision | None, *,
+                   lock: BaseFileLock | None) -> tuple[Session, HookRun]:
+        fork = action.kind == "fork"
+        return self.continue_thread(replayed, workspace=report.workspace,
+                                    source="fork" if fork else "resume", reason=action.reason,
+                                    decision=decision or "ok", fork=fork,
+                                    lock=None if fork else lock)
+
+    def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
+        """Cut the torn tails of a thread off (its lock is held) and say where they went."""
+        from .store.quarantine import quarantine_tail
+
+        out = []
+        for rollout in replayed.rollouts:
+            if rollout.tail is None:
+                continue
+            done = quarantine_tail(self.store.layout, rollout, locked=True)
+            if done is not None:
+                out.append({**dataclasses.asdict(done), "action": "quarantined"})
+        return out
+
+    def _maybe_reset(self, session: Session, replayed: Replayed) -> str | None:
+        """Apply the reset policy: an idle or daily boundary since the last activity → idle_reset."""
+        records = replayed.latest.records
+        last = (records[-1] if records else replayed.meta).get("ts")
+        if not last:
+            return None
+        then = datetime.fromisoformat(last.replace("Z", "+00:00"))
+        reason = self.reset_policy.due(then, datetime.now(timezone.utc))
+        if reason is not None:
+            session.transition("idle_reset", reason)
+        return reason
+
+    def fork(self, thread_id: str, *, at_seq: int | None = None,
+             workspace: str | None = None) -> Session:
+        """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
+        from .recovery.replay import replay
+
+        self._sync_live(thread_id)
+        rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
+        if at_seq is not None:
+            readable = [r for r in rollouts if r.meta]
+            first, last = _first_seq(readable[0]), readable[-1].last_seq
+            if not first <= at_seq <= last:
+                raise InvalidEvent(f"at_seq {at_seq} is outside the thread's records "
+                                   f"(seq {first}..{last})")
+            rollouts = [_cut(r, at_seq) for r in readable if _first_seq(r) <= at_seq]
+        replayed = replay(rollouts)
+        replayed.state.attach_log(thread_log(self.store, thread_id))
+        cwd = workspace or replayed.meta["cwd"]
+        session, _ = self.continue_thread(
+            replayed, workspace=cwd, source="fork",
+            reason=f"forked at seq {replayed.restored_to_seq}", fork=True)
+        return session
+
+
+def _explained(difference: Difference, root: str) -> Difference:
+    """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
+    from .recovery.advice import head_moved
+
+    if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
+        return difference
+    current = difference.current if isinstance(difference.current, str) else None
+    return dataclasses.replace(difference, detail=head_moved(root, difference.recorded, current))
+
+
+def _first_seq(rollout: Rollout) -> int:
+    return int(rollout.meta["seq"]) if rollout.meta else 0
+
+
+def _cut(rollout: Rollout, at_seq: int) -> Rollout:
+    """A copy of a rollout holding only records up to `at_seq`."""
+    return dataclasses.replace(rollout, records=[r for r in rollout.records if r["seq"] <= at_seq])

@@ -1,0 +1,221 @@
+"""The Keeper's settings and its open sessions: start a thread, continue one, attach to one.
+
+Invariants: every session this Keeper opens is in `live` (thread id → session) until it closes,
+and is the thread's only writer (it holds the thread lock, `store.writer`); a new session's meta is
+redacted before it reaches disk and is durable before the session is returned; a continued or
+forked session starts at the seq after the state it continues, with that state's snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import ids
+from .errors import InvalidEvent, InvalidWorkspace, UnknownThread
+from .events import Durability, Source, plain
+from .policy import SessionPolicy
+from .recovery.baseline import capture
+from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
+from .store.log import thread_log
+from .store.store import Store
+
+if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
+    from filelock import BaseFileLock
+
+    from .agents.importer import AgentSources
+    from .listing import BaselineCache
+    from .recovery.replay import Replayed
+    from .recovery.state import SessionState
+    from .schema import ClientInfo, Permissions, SessionMeta
+    from .session import Session
+
+
+class Starting:
+    """The base of `Keeper`: one store, its hooks and its defaults; opens sessions."""
+
+    def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
+                 redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
+                 client: ClientInfo | None = None, hooks: HookRegistry | None = None,
+                 reset_policy: ResetPolicy | str = "none", read_only: bool = False,
+                 content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
+                 blob_cap_bytes: int | None = None, agents: AgentSources | None = None) -> None:
+        """`read_only`: only read the store (nothing created or changed on disk)."""
+        self._root = store
+        self.agent_sources = agents
+        self.read_only = read_only
+        self.durability = Durability(durability)
+        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes,
+                                    content_limit_bytes=content_limit_bytes,
+                                    allow_secret_files=allow_secret_files)
+        self.allow_secret_files = allow_secret_files
+        self.blob_cap_bytes = blob_cap_bytes
+        self._client = client
+        self.hooks = hooks if hooks is not None else HookRegistry()
+        self.reset_policy = ResetPolicy(reset_policy)
+        self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
+        self.baselines: BaselineCache | None = None  # a long-lived process's git cache
+
+    @cached_property
+    def client(self) -> ClientInfo:
+        """Who records: given, or the Python API."""
+        from .schema import ClientInfo
+
+        return self._client or ClientInfo(name="sessionkeeper-python")
+
+    @cached_property
+    def store(self) -> Store:
+        """The store, opened on first need."""
+        return Store(self._root, read_only=self.read_only)
+
+    def _sync_live(self, thread_id: str | None = None) -> None:
+        """Write out buffered (`none`) records and index rows of this Keeper's open sessions,
+        so that reads see everything they acknowledged."""
+        for thread, session in list(self.live.items()):
+            if thread_id in (None, thread) and session.writer.recorder.read_only_reason is None:
+                session.flush()
+
+    # ---- starting ---------------------------------------------------------------------------
+
+    def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
+              permissions: Permissions | dict[str, Any] | None = None,
+              model: str | None = None, agent: str | None = None,
+              thread_id: str | None = None, baseline: bool = True,
+              lock: BaseFileLock | None = None, reason: str = "new thread") -> Session:
+        """Start a new thread in `workspace`: capture its git baseline, record session_meta.
+
+        `agent` names a framework recording through Session Keeper (listed as such); `thread_id`
+        gives the new thread a chosen id (a validated UUID no other thread has); `baseline=False`
+        records none (a framework thread that names no workspace of its own); `lock`: the new
+        thread's writer lock when the caller already holds it; `reason`: of the startup record.
+        """
+        from .recovery.state import SessionState
+        from .schema import SessionMeta
+
+        cwd = _directory(workspace)
+        thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
+        if thread_id is not None and self._exists(thread):
+            raise InvalidEvent(f"thread_id: {thread} is taken")
+        meta = SessionMeta(
+            thread_id=thread, session_id=ids.new_id(), cwd=cwd,
+            baseline=capture(cwd) if baseline else None,
+            permissions=_permissions(permissions), model=model, client=self.client, title=title,
+            source="startup", agent=agent,
+        )
+        session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
+        session.transition("startup", reason)
+        session.see_workspace()  # files already changed at start: their content before the agent
+        return session
+
+    def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
+              lock: BaseFileLock | None = None) -> Session:
+        from .events import own_body
+        from .redact import redact_value
+        from .session import Session
+
+        record = plain(meta)
+        if self.policy.redact:  # titles, paths and client names reach disk and the index too
+            record = redact_value(record)
+        writer = self.store.create(record, own_body(record), first_seq=first_seq,
+                                   durability=self.durability, lock=lock)
+        state.apply(writer.meta)
+        state.attach_log(thread_log(self.store, writer.thread_id, before=writer.recorder.flush))
+        return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
+                                   on_close=self._closed, workspace=meta.cwd))
+
+    def _exists(self, thread: str) -> bool:
+        try:
+            self.store.thread_sessions(thread)
+        except UnknownThread:
+            return False
+        return True
+
+    def _adopt(self, session: Session) -> Session:
+        self.live[session.thread_id] = session
+        return session
+
+    def _closed(self, session: Session) -> None:
+        if self.live.get(session.thread_id) is session:
+            del self.live[session.thread_id]
+
+    def continue_thread(self, replayed: Replayed, *, workspace: str, source: Source, reason: str,
+                        decision: str | None = None, fork: bool = False,
+                        lock: BaseFileLock | None = None) -> tuple[Session, HookRun]:
+        """Open a new session continuing (or forking) a replayed thread; writes meta + snapshot.
+
+        Returns the session and what its lifecycle hooks did. `lock`: the thread's writer lock
+        when the caller already holds it (it passes to the session).
+        """
+        from .recovery.summary import status_summary
+        from .schema import ForkedFrom, SessionMeta
+
+        previous = replayed.meta
+        cwd = _directory(workspace)
+        permissions = replayed.state["permissions"].summary()
+        model = replayed.state["model"].summary()
+        title = status_summary(replayed.state, previous)["title"]
+        meta = SessionMeta(
+            thread_id=ids.new_id() if fork else previous["thread_id"], session_id=ids.new_id(),
+            resumed_from=None if fork else previous["session_id"],
+            forked_from=ForkedFrom(thread_id=previous["thread_id"],
+                                   session_id=previous["session_id"],
+                                   seq=replayed.restored_to_seq) if fork else None,
+            cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
+            permissions=_permissions(permissions), model=model.get("effective"),
+            title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
+        )
+        session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
+                             lock=lock)
+        run = session.transition(source, reason, decision=decision).hooks
+        session.see_workspace()
+        session.snapshot()
+        return session, run
+
+    def attach(self, session_id: str) -> Session:
+        """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
+        from .recovery.replay import replay
+        from .session import Session
+
+        writer, _ = self.store.reopen(session_id, durability=self.durability)
+        try:
+            replayed = replay(self.store.read_thread(writer.thread_id))
+            replayed.state.attach_log(thread_log(self.store, writer.thread_id,
+                                                 before=writer.recorder.flush))
+        except BaseException:
+            writer.close()
+            raise
+        session = Session(writer, replayed.state, policy=self.policy, hooks=self.hooks,
+                          on_close=self._closed)
+        session.carry_snapshot_budget(replayed.latest)
+        return self._adopt(session)
+
+
+def _directory(workspace: str | os.PathLike[str]) -> str:
+    """The real path of a workspace that must be an existing directory."""
+    cwd = os.path.realpath(workspace)
+    if not os.path.isdir(cwd):
+        raise InvalidWorkspace(f"workspace {cwd} is not an existing directory")
+    return cwd
+
+
+def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
+    """Permissions from the caller, checked (an unknown mode is an InvalidEvent)."""
+    from typing import get_args
+
+    from .events import ApprovalMode, SandboxPolicy
+    from .schema import Permissions
+
+    if isinstance(given, Permissions):
+        return given
+    known = {"approval_mode": get_args(ApprovalMode), "sandbox_policy": get_args(SandboxPolicy)}
+    if isinstance(given, dict) and set(given) <= {*known, "tool_profile"} and all(
+            given[k] in choices for k, choices in known.items() if k in given) and isinstance(
+            given.get("tool_profile", ""), str):  # the plain valid case: no pydantic needed
+        return Permissions(**given)
+    from .validate import validate_event
+
+    event = validate_event({"type": "permissions", **(given or {})})
+    return Permissions(**{f.name: getattr(event, f.name) for f in dataclasses.fields(Permissions)})

@@ -1,0 +1,219 @@
+"""The store directory and its index, a self-repairing cache of the rollouts.
+
+Invariants: the rollouts are the truth, the index is derived; it is reached only through its
+interface (`index.base`), and any index failure is met by rebuilding it from the rollouts (a busy
+one is answered from a scan instead, never set aside). A new session's pending marker is written
+before its rollout and removed only once the index holds its row, so `catch_up` finds every
+session a crash or a busy index left out; `_reconcile` indexes rollouts the index never heard of
+(one walk of the file names, only unknown files opened).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from ..errors import IndexBusy, IndexUnavailable, StoreDamaged, storage_error
+from .index import Index, IndexBackend, SessionRow
+from .index.memory import MemoryIndex
+from .index.sqlite import ReadOnlyBackend, SqliteBackend
+from .layout import Layout, parse_rollout_name
+
+if TYPE_CHECKING:  # blobs and probing are imported where first used: a listing needs the index
+    from .blobs import BlobStore
+
+Progress = Callable[[int, int], None]
+T = TypeVar("T")
+_PENDING_GRACE_S = 60.0  # a marker whose rollout never appeared: kept this long (a start in flight)
+
+
+class Catalog:
+    """One store directory: its layout, its index (self-repairing) and their catching up."""
+
+    def __init__(self, root: Path | str | None = None, *,
+                 index_backend: IndexBackend | None = None, read_only: bool = False) -> None:
+        """`read_only`: nothing is created or changed on disk (the index is kept in memory)."""
+        self.read_only = read_only
+        self.layout = Layout(root) if read_only else Layout(root).ensure()
+        kind = ReadOnlyBackend if read_only else SqliteBackend
+        self.backend: IndexBackend = index_backend or kind(self.layout.index_path)
+        self._index: Index | None = None
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        """The store's content-addressed blobs (`<store>/blobs/`)."""
+        from .blobs import BlobStore
+
+        return BlobStore(self.layout.root)
+
+    def index(self, progress: Progress | None = None) -> Index:
+        """The open index; a missing or unusable one is rebuilt from the rollouts first."""
+        if self._index is not None and not self._index.is_current():
+            self._index.close()  # replaced or removed by another process: reopen
+            self._index = None
+        if self._index is None:
+            try:
+                self._index = self.backend.open()
+            except IndexUnavailable:
+                self.backend.set_aside()
+                self.rebuild(progress)
+        assert self._index is not None
+        return self._index
+
+    def _query(self, ask: Callable[[Index], T]) -> T:
+        """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again; a busy
+        one is answered from the rollouts themselves (nothing is set aside)."""
+        try:
+            return ask(self.index())
+        except IndexBusy:
+            scanned = MemoryIndex()
+            scanned.replace_all(self._scan(None)[0])
+            return ask(scanned)
+        except IndexUnavailable:
+            self._drop_index()
+            self.backend.set_aside()
+            self.rebuild()
+            return ask(self.index())
+
+    def _drop_index(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def with_index(self, work: Callable[[Index], T]) -> T:
+        """Run `work` on the index (an unusable one is rebuilt and asked again); a busy one raises
+        IndexBusy (nothing is set aside, nothing answered from a scan: the caller tries later)."""
+        try:
+            return work(self.index())
+        except IndexBusy:
+            raise
+        except IndexUnavailable:
+            self._drop_index()
+            self.backend.set_aside()
+            self.rebuild()
+            return work(self.index())
+
+    def index_upsert(self, rows: list[SessionRow]) -> bool:
+        """Update index rows; True when they are in. A busy index is tried again later (the
+        rows' pending markers stay); an unusable one is left for the next rebuild."""
+        try:
+            self.index().upsert(rows)
+        except IndexBusy:
+            return False
+        except IndexUnavailable:
+            self._drop_index()
+            return False
+        return True
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild the index from the rollouts; returns counts.
+
+        A live, healthy index is rewritten in place in one transaction (other processes keep
+        their connections and see the old or the new rows); a missing or unusable one is built
+        anew by the backend.
+        """
+        rows, skipped = self._scan(progress)
+        self._drop_index()
+        try:
+            index = self.backend.open()
+            index.replace_all(rows)
+        except IndexUnavailable:
+            self.backend.set_aside()
+            index = self.backend.build(rows)
+        self._index = index
+        self._reconcile()  # sessions created by other processes while this one was scanning
+        return {"sessions": len(rows), "threads": len({r.thread_id for r in rows}),
+                "unindexable": skipped}
+
+    def probe(self, path: str, archived: bool) -> SessionRow | str:
+        """The index row of the rollout at `path`, or why it has none."""
+        from .probe import probe
+
+        return probe(path, archived=archived, relpath=self.layout.relative(path))
+
+    def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
+        """Index rows for every rollout on disk, and how many files could not be indexed."""
+        from .probe import probe
+
+        found = self.layout.scan_rollouts()
+        relpaths = self.layout.relatives([path for path, _ in found])
+        rows, skipped = [], 0
+        for number, ((path, archived), relpath) in enumerate(zip(found, relpaths, strict=True),
+                                                             start=1):
+            row = probe(path, archived=archived, relpath=relpath)
+            if isinstance(row, SessionRow):
+                rows.append(row)
+            else:
+                skipped += 1
+            if progress and (number % 50 == 0 or number == len(found)):
+                progress(number, len(found))
+        return rows, skipped
+
+    def mark_pending(self, session: str, path: Path) -> Path:
+        """A marker naming a new session's rollout, until the index holds its row."""
+        marker = self.layout.pending / session
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(self.layout.relative(path.parent) + "/" + path.name)
+        except OSError as exc:
+            marker.unlink(missing_ok=True)
+            raise storage_error(exc, f"cannot start session {session}") from exc
+        return marker
+
+    def catch_up(self) -> list[SessionRow]:
+        """Index the sessions whose pending marker is still there (a crash, a busy index).
+
+        One directory listing when nothing is pending; returns the rows it could not write yet
+        (the index is busy, or the store read-only) so a caller can answer with them anyway.
+        """
+        try:
+            markers = [entry for entry in os.scandir(self.layout.pending) if entry.is_file()]
+        except OSError:
+            return []
+        rows, done = [], []
+        for entry in markers:
+            try:
+                with open(entry.path, encoding="utf-8") as handle:
+                    relpath = handle.read().strip()
+                path = self.layout.resolve(relpath)
+            except (OSError, ValueError, StoreDamaged):
+                continue
+            if not path.exists() and self.layout.sessions in path.parents:
+                path = self.layout.archived_path(path)  # archived meanwhile by another process
+            if not path.exists():  # the process died before creating it: nothing to index
+                if time.time() - entry.stat().st_mtime > _PENDING_GRACE_S:
+                    Path(entry.path).unlink(missing_ok=True)
+                continue
+            row = self.probe(str(path), self.layout.archived in path.parents)
+            if isinstance(row, SessionRow):
+                rows.append(row)
+                done.append(entry.path)
+        if not rows or self.read_only or not self.index_upsert(rows):
+            return rows
+        for marker in done:
+            Path(marker).unlink(missing_ok=True)
+        return []
+
+    def _reconcile(self) -> list[SessionRow]:
+        """Index the session files on disk that the index does not know (it is only a cache).
+
+        Costs one walk of the file names; only unknown files are opened. Returns their rows.
+        """
+        known = self._query(lambda index: index.session_ids())
+        found = []
+        for path, archived in self.layout.scan_rollouts():
+            if path[-42:-6] in known:  # `…-<session id>.jsonl`: a known session, nothing to parse
+                continue
+            name = parse_rollout_name(os.path.basename(path))
+            if name and name.session_id not in known:
+                row = self.probe(path, archived)
+                if isinstance(row, SessionRow):
+                    found.append(row)
+        if found:
+            self.index_upsert(found)
+        return found
