@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["OperationTicket", "Session", "Transition", "args_digest"]
 
 log = logging.getLogger("sessionkeeper.session")
+_PARALLEL_FROM = 8  # events in one batch built here before their capture runs in threads
+_CAPTURE_THREADS = 8
 
 
 class Transition(NamedTuple):
@@ -110,15 +112,29 @@ class Session(OperationCalls):
         return self._record(events, durability=durability, own=True)
 
     def _record(self, events: list[Record | Event], *, durability: Durability | None,
-                own: bool, content: bytes | None = None) -> list[Ack]:
-        prepared = [self._body(event, own=own, content=content)
-                    for event in events]  # validate all, then write
+                own: bool, content: bytes | None = None, built: bool = False) -> list[Ack]:
+        prepared = self._prepared(events, own=own, content=content, built=built)
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
             out = self._append_and_fold(prepared, level)
         if level is Durability.DURABLE:
             self.writer.recorder.sync()
         return out
+
+    def _prepared(self, events: list[Record | Event], *, own: bool, content: bytes | None,
+                  built: bool) -> list[tuple[str, bytes]]:
+        """Every event checked and encoded before any is written; a large batch that Session
+        Keeper built (the files seen at start) is read and stored by a few threads, since each
+        blob waits for its own fsyncs."""
+        def body(event: Record | Event) -> tuple[str, bytes]:
+            return self._body(event, own=own, content=content, built=built)
+
+        if not built or len(events) < _PARALLEL_FROM:
+            return [body(event) for event in events]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=_CAPTURE_THREADS) as pool:
+            return list(pool.map(body, events))
 
     def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
         bodies: list[bytes] = []
@@ -154,9 +170,10 @@ class Session(OperationCalls):
             out.append(Ack(first.seq, first.durability, duplicate=True))
         return out
 
-    def _body(self, event: Record | Event, *, own: bool = False,
-              content: bytes | None = None) -> tuple[str, bytes]:
-        """(type, the encoded and redacted body); Session Keeper's own record types are refused."""
+    def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,
+              built: bool = False) -> tuple[str, bytes]:
+        """(type, the encoded and redacted body); Session Keeper's own record types are refused
+        (`built`: made by Session Keeper from checked values, so encoded without validation)."""
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
@@ -164,7 +181,7 @@ class Session(OperationCalls):
         if isinstance(data, dict):
             data = self._completed(kind, data, content=content, own=own)
         # one built here was checked by its dataclass; what arrives is validated (pydantic)
-        body = own_body(data) if own and isinstance(event, Event) else _validated(data)
+        body = own_body(data) if built or (own and isinstance(event, Event)) else _validated(data)
         return str(kind), redact_json(body) if self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
@@ -192,8 +209,8 @@ class Session(OperationCalls):
         """Record as `seen` the files differing from the baseline commit, as the thread lacks them."""
         from .recovery import file_capture
 
-        events = file_capture.scan(self)
-        return self.record_many(list(events)) if events else []
+        events = file_capture.scan(self)  # built from git's answers and the files: no validation
+        return self._record(list(events), durability=None, own=False, built=True) if events else []
 
     def _baseline_now(self) -> Record:
         """The workspace's baseline now (a `baseline` record without fields means: capture it)."""

@@ -100,6 +100,25 @@ def test_files_modified_or_untracked_at_start_are_seen_with_their_content(
     assert history.summary() == {"files": 2, "versions": 2}  # seen is no version
 
 
+def test_many_files_seen_at_start_are_each_stored_and_recorded_in_the_scans_order(
+        keeper: Keeper, repo: Path, store_dir: Path) -> None:
+    """Fixtures: `keeper`, `repo` with 40 untracked files of distinct content before the session
+    starts (a batch large enough to be captured by several threads)."""
+    contents = {f"notes/n{i:02d}.txt": f"note {i}\n".encode() * (i + 1) for i in range(40)}
+    (repo / "notes").mkdir()
+    for name, data in contents.items():
+        (repo / name).write_bytes(data)
+    with keeper.start(repo) as session:
+        seen = [r for r in file_changes(session) if r.get("change") == "seen"]
+    assert [r["path"] for r in seen] == sorted(contents)
+    assert [r["seq"] for r in seen] == sorted(r["seq"] for r in seen)
+    blobs = BlobStore(store_dir)
+    for record in seen:
+        assert record["after_hash"] == sha(contents[record["path"]])
+        assert record["content"] == "stored"
+        assert blobs.get(record["after_hash"]) == contents[record["path"]]
+
+
 def test_a_new_file_is_created_but_an_ignored_one_has_no_known_past(
         keeper: Keeper, repo: Path) -> None:
     """Fixtures: `keeper`, `repo` with a .gitignore for build/; the agent writes new.py and
