@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...content_actions import RewindReport
 from ...errors import BlobUnavailable
 from ..protocol_content import (
     BlobParams,
@@ -26,6 +25,7 @@ from ..rpc import InvalidParams, rpc
 from ..server import SessionKeeperServer as Server
 
 if TYPE_CHECKING:
+    from ...content_actions import RewindReport
     from ...recovery import diff as domain
     from ...recovery.versions import Version
     from ...store.blobs import BlobStore

@@ -9,15 +9,13 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from ...errors import SessionReadOnly
 from ...events import KEEPER_TYPES, Durability
-from ...recovery.report import Report
-from ...session import Session
-from ...store.recorder import Ack
 from .. import convert
 from ..agent_roots import ImportProgress
 from ..protocol import (
@@ -45,6 +43,11 @@ from ..rpc import InvalidParams, rpc
 from ..server import SessionKeeperServer as Server
 
 # ---- reading ---------------------------------------------------------------------------------------
+
+if TYPE_CHECKING:  # a started server loads no session, schema or report types
+    from ...recovery.report import Report
+    from ...session import Session
+    from ...store.recorder import Ack
 
 
 @rpc("session/list", ListParams)
