@@ -21,10 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("langgraph.graph")
-pytest.importorskip("claude_agent_sdk")
-
 from claude_agent_sdk.types import SessionKey  # noqa: E402
 from langchain_core.runnables import RunnableConfig  # noqa: E402
 

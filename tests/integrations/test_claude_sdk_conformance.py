@@ -7,9 +7,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("claude_agent_sdk.testing")  # the dev extra installs it
-
 from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
 from claude_agent_sdk.testing.session_store_conformance import (  # noqa: E402
     _OPTIONAL_METHODS,

@@ -11,9 +11,6 @@ from typing import cast
 
 import orjson
 import pytest
-
-pytest.importorskip("claude_agent_sdk")
-
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry  # noqa: E402
 
 from sessionkeeper.errors import InvalidId  # noqa: E402

@@ -6,10 +6,6 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("langgraph.checkpoint.conformance")  # the dev extra installs it
-
 from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
 from langgraph.checkpoint.conformance.report import CapabilityReport  # noqa: E402
 

@@ -14,9 +14,6 @@ from typing import Annotated, Any, TypedDict, cast
 
 import orjson
 import pytest
-
-pytest.importorskip("langgraph.checkpoint.base")
-
 from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint  # noqa: E402
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
