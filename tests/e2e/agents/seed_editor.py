@@ -94,14 +94,16 @@ def seed(agent: str, *, exe: Path, cwd: Path, root: Path, home: Path) -> Seeded:
                               env=agent_env(agent, root=root, home=home, port=fake.port),
                               capture_output=True, text=True, timeout=RUN_TIMEOUT)
         if done.returncode != 0:
-            raise RuntimeError(f"{agent} exited {done.returncode}:\n{done.stderr[-3000:]}\n{done.stdout[-2000:]}")
+            raise RuntimeError(f"{agent} exited {done.returncode}:\n{done.stderr[-3000:]}\n"
+                               f"{done.stdout[-2000:]}")
         if len(fake.calls) != 1:
             raise RuntimeError(f"{agent} made {len(fake.calls)} tool calls, expected 1")
         session = session_of(agent, done.stdout)
     pattern = "sessions/**/rollout-*.jsonl" if agent == "codex" else "projects/*/*.jsonl"
     found = [p for p in sorted(root.glob(pattern)) if session in p.name]
     if len(found) != 1 or fake.calls[0].encode() not in found[0].read_bytes():
-        raise RuntimeError(f"the {agent} transcript of {session} with its tool call is not under {root}: {found}")
+        raise RuntimeError(f"the {agent} transcript of {session} with its tool call is not under "
+                           f"{root}: {found}")
     return Seeded(agent=agent, session_id=session, transcript=str(found[0]),
                   title=PROMPT[agent].splitlines()[0])
 
