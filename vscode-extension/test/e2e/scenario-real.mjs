@@ -61,10 +61,10 @@ export async function realScenario(t) {
     walk(join(root, 'logs'));
     return { text: found.map((f) => readFileSync(f, 'utf8')).join('\n'), files: found.length };
   }
-  /** Waits until the extension's log holds `text`. */
-  async function waitLog(text, what) {
+  /** Waits until the extension's log holds `text` (after its first `from` characters). */
+  async function waitLog(text, what, from = 0) {
     const deadline = Date.now() + TIMEOUT;
-    while (!extensionLog().text.includes(text)) {
+    while (!extensionLog().text.slice(from).includes(text)) {
       if (Date.now() > deadline) throw new Error(`the log never said ${what}: "${text}"`);
       await page.waitForTimeout(200);
     }
@@ -539,6 +539,7 @@ export async function realScenario(t) {
   });
 
   await check('turning claude off in sessionKeeper.agents restarts the server and leaves only the Codex thread of the agents', async () => {
+    const logged = extensionLog().text.length;
     const before = await editSettings({ 'sessionKeeper.agents': ['codex'] });
     if (before['sessionKeeper.codexHome'] !== codex.home) throw new Error(`codexHome is ${before['sessionKeeper.codexHome']}`);
     await waitStatus(/^history Agent sessions \(4\)/, 'one thread fewer');
@@ -546,7 +547,7 @@ export async function realScenario(t) {
     await openView();
     const list = await waitViewThreads((l) => l.length === 4 && !l.some((r) => r.startsWith(claude.title)), 'no Claude Code thread');
     if (!list.some((r) => r.startsWith(codex.title))) throw new Error(`the Codex thread is gone too: ${JSON.stringify(list)}`);
-    await waitLog('Server settings changed: restarting the server', 'the restart');
+    await waitLog('Server settings changed: restarting the server', 'the restart after the change', logged);
     await shot('17-claude-off-only-codex.png');
     if (storeThreads('--agent', 'claude').length !== 1) throw new Error("the Claude Code session is gone from the store: turning it off only hides it");
   });
