@@ -38,6 +38,10 @@ async def test_listed_threads_carry_their_agent_and_the_homes_stay_unchanged(
     assert [t["thread_id"] for t in only["threads"]] == [CLAUDE]
     shown = await client.request("session/show", {"thread_id": CODEX})
     assert shown["thread"]["agent"] == "codex" and len(shown["sessions"]) == 1
+    assert agents["codex"]["baseline"] == shown["thread"]["baseline"] == "log"  # no hook ran
+    ours = next(t for t in listed["threads"] if t["agent"] == "native")
+    own = await client.request("session/show", {"thread_id": ours["thread_id"]})
+    assert own["thread"]["baseline"] is None
     assert (tree_digest(codex), tree_digest(claude)) == before
 
 

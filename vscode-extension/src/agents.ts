@@ -25,3 +25,14 @@ export function agentInfo(id: string | null | undefined): AgentInfo {
   const key = id || 'native';
   return KNOWN[key] ?? { id: key, name: key.charAt(0).toUpperCase() + key.slice(1), icon: 'agent-other.svg', codicon: 'robot' };
 }
+
+/**
+ * Where an agent thread's baseline (branch, commit) came from, in words: `hook` — Session Keeper's
+ * hooks recorded it as the session started (exact); `log` — rebuilt from the agent's own log
+ * (reconstructed). Undefined for Session Keeper's own threads (null) and unknown values.
+ */
+export function baselineText(baseline: string | null | undefined, agent: string | null | undefined): string | undefined {
+  if (baseline === 'hook') return "exact — recorded by Session Keeper's hook when the session started (branch and commit)";
+  if (baseline === 'log') return `reconstructed from ${agentInfo(agent).name}'s own log (no Session Keeper hook ran; “sessionkeeper hooks install” makes the next one exact)`;
+  return undefined;
+}

@@ -9,7 +9,7 @@ import { activeInterpreter } from './python';
 import { SessionServer, StartProblem } from './server';
 import { ServerUi } from './serverUi';
 import { SessionsModel } from './sessions';
-import { needsRestart, readSettings, resolveLaunch, SECTION } from './settings';
+import { agentOptions, needsRestart, readSettings, resolveLaunch, SECTION } from './settings';
 import { decorationOf, SessionsTree, THREAD_SCHEME } from './ui/sessionsTree';
 import { StatusBarController } from './ui/statusBar';
 import * as api from './vscodeapi';
@@ -39,7 +39,8 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
     initializationOptions: () => {
       const s = settings();
       const ws = api.firstWorkspaceFolder();
-      return { durability: s.durability, redaction: s.redaction, autoResume: s.autoResume, askOnDrift: true, ...(ws ? { workspace: ws } : {}) };
+      const agents = agentOptions(s, { workspaceFolder: ws, userHome: api.userHome() });
+      return { durability: s.durability, redaction: s.redaction, autoResume: s.autoResume, askOnDrift: true, ...agents, ...(ws ? { workspace: ws } : {}) };
     },
     workspace: api.firstWorkspaceFolder,
     onStatus: (s) => {

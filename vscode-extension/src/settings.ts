@@ -16,10 +16,19 @@ export interface Settings {
   redaction: boolean;
   /** What "Install into the selected interpreter" passes to pip. */
   installSpec: string;
+  /** The agents whose own session logs the server lists (codex, claude; empty: none). */
+  agents: string[];
+  /** Codex's home to read; empty: the server's default ($CODEX_HOME, else ~/.codex). */
+  codexHome: string;
+  /** Claude Code's config dir to read; empty: $CLAUDE_CONFIG_DIR, else ~/.claude. */
+  claudeHome: string;
 }
 
 /** Settings whose change requires a server restart. */
-export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction'] as const;
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome'] as const;
+
+/** The agents read when the setting is missing or not a list. */
+export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
 
 /** The part of vscode.WorkspaceConfiguration used here. */
 export interface ConfigGetter {
@@ -36,6 +45,7 @@ export function readSettings(cfg: ConfigGetter): Settings {
   };
   const cmd = cfg.get<unknown>('serverCommand');
   const durability = cfg.get<unknown>('durability');
+  const agents = cfg.get<unknown>('agents');
   return {
     pythonPath: str('pythonPath'),
     serverCommand: Array.isArray(cmd) ? cmd.filter((x): x is string => typeof x === 'string' && x.length > 0) : [],
@@ -44,6 +54,31 @@ export function readSettings(cfg: ConfigGetter): Settings {
     autoResume: cfg.get<unknown>('autoResume') === true,
     redaction: cfg.get<unknown>('redaction') !== false,
     installSpec: str('installSpec') || 'sessionkeeper',
+    agents: Array.isArray(agents) ? agentIds(agents) : [...DEFAULT_AGENTS],
+    codexHome: str('codexHome'),
+    claudeHome: str('claudeHome'),
+  };
+}
+
+/** The agent ids of a list setting: strings, trimmed, lower-case, each once (unknown ids go to the server, which says so). */
+function agentIds(raw: unknown[]): string[] {
+  const ids = raw.filter((x): x is string => typeof x === 'string').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  return [...new Set(ids)];
+}
+
+/** The server's initializationOptions for the agent sources: which agents, and the homes given. */
+export interface AgentOptions {
+  agents: string[];
+  codexHome?: string;
+  claudeHome?: string;
+}
+
+/** `agents` always (an empty list turns every agent off); a home only when set, with paths expanded. */
+export function agentOptions(s: Settings, ctx: LaunchContext = {}): AgentOptions {
+  return {
+    agents: [...s.agents],
+    ...(s.codexHome ? { codexHome: expandPath(s.codexHome, ctx) } : {}),
+    ...(s.claudeHome ? { claudeHome: expandPath(s.claudeHome, ctx) } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * by the agent button. Pure HTML from `session/show` (and `session/checkResume` when it answered).
  */
 
-import { agentInfo } from '../agents';
+import { agentInfo, baselineText } from '../agents';
 import { fraction, money, plural, relativeTime } from '../format';
 import type { Report, ShowResult, TimelineEntry } from '../protocol';
 import { renderDifference } from './drift';
@@ -58,6 +58,7 @@ export function renderDetailsHtml(show: ShowResult, check: Report | undefined, n
   const t = show.thread;
   const agent = agentInfo(t.agent);
   const state = t.damaged ? 'blocked' : t.state;
+  const baseline = baselineText(t.baseline, t.agent);
   const out = [
     `<h1>${esc(t.title || 'Untitled')}</h1>`,
     `<p class="sub">${esc(agent.name)}${t.model ? ` · ${esc(t.model)}` : ''} · thread <code>${esc(t.thread_id)}</code></p>`,
@@ -66,6 +67,7 @@ export function renderDetailsHtml(show: ShowResult, check: Report | undefined, n
     '<table>',
     `<tr><th>Workspace</th><td>${esc(t.cwd ?? '—')}</td></tr>`,
     `<tr><th>Branch</th><td>${esc(t.branch ?? '—')}</td></tr>`,
+    ...(baseline ? [`<tr><th>Baseline</th><td class="baseline-${esc(t.baseline ?? '')}">${esc(baseline)}</td></tr>`] : []),
     `<tr><th>Last activity</th><td>${esc(relativeTime(t.last_activity, now))} (${esc(time(t.last_activity))}); started ${esc(time(t.created_at))}</td></tr>`,
     `<tr><th>Todos</th><td>${esc(fraction(t.todos) ?? '—')}</td></tr>`,
     `<tr><th>Tests</th><td>${esc(fraction(t.tests) ?? 'not run')}</td></tr>`,

@@ -4,7 +4,7 @@
  * ItemModels, the SessionsModel (sessions.ts) holds the threads, `show` fetches a thread's details.
  */
 
-import { agentInfo } from '../agents';
+import { agentInfo, baselineText } from '../agents';
 import { fraction, money, plural, relativeTime, shortId } from '../format';
 import type { SessionSummary, ShowResult, ThreadSummary, TimelineEntry } from '../protocol';
 import type { ItemModel, TreeSource } from '../vscodeapi';
@@ -51,6 +51,8 @@ export function threadTooltip(t: ThreadSummary, now: Date = new Date()): string 
   else if (state === 'blocked') lines.push(`$(error) Blocked: ${md(t.state_reason ?? 'cannot resume here')}`);
   else if (state === 'ok') lines.push('$(pass) A resume here finds the recorded environment');
   lines.push(`Branch ${md(t.branch ?? '—')} · last activity ${relativeTime(t.last_activity, now)}`);
+  const baseline = baselineText(t.baseline, t.agent);
+  if (baseline) lines.push(`Baseline ${md(baseline)}`);
   const facts = [`todos ${fraction(t.todos) ?? '—'}`, `tests ${fraction(t.tests) ?? 'not run'}`];
   const cost = money(t.cost_usd);
   if (cost) facts.push(cost);

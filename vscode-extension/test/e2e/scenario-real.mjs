@@ -2,6 +2,10 @@
 // the real CLI in a scratch git repo (E2E_SEED, a JSON file):
 //   "Clean thread"   recorded on main, which is checked out: todos 1/3, tests 7/9 -> resumes ok;
 //   "Drifted thread" recorded on fix/payment (one commit ahead), then `git checkout main` -> drift.
+// and agent homes seeded by the REAL Codex CLI and Claude Code (seed.codex, seed.claude), which the
+// server reads only through the sessionKeeper.codexHome / claudeHome settings:
+//   a Codex session on main with Session Keeper's hooks (baseline exact) -> resumes ok;
+//   a Claude Code session on fix/payment, no hooks (baseline from its log) -> drift.
 // Runs inside run.mjs, which provides the page, the check() recorder and the helpers. Every step
 // is a counted check; nothing is skipped (a missing seed is a failed check).
 import { execFileSync } from 'node:child_process';
@@ -12,7 +16,7 @@ export async function realScenario(t) {
   const { check, page, quickInput, rows, row, ownItem, shot, runCommand, STORE, WS, TIMEOUT } = t;
   const seedFile = process.env.E2E_SEED;
   const seed = seedFile && existsSync(seedFile) ? JSON.parse(readFileSync(seedFile, 'utf8')) : undefined;
-  const { clean, drifted, elsewhere } = seed ?? {};
+  const { clean, drifted, elsewhere, codex, claude } = seed ?? {};
 
   // The item's aria-label: its text with codicons spelled out, then ", " and the tooltip.
   const label = async () => ((await ownItem.getAttribute('aria-label')) ?? '').replace(/\s+/g, ' ');
@@ -27,15 +31,46 @@ export async function realScenario(t) {
     }
   }
   const git = (...args) => execFileSync('git', args, { cwd: WS, encoding: 'utf8' }).trim();
-  /** This workspace's threads as the real CLI sees them in the store (newest first). */
+  /**
+   * This workspace's threads as the real CLI sees them in the store (newest first): Session
+   * Keeper's own unless `extra` names an `--agent`. It reads the agent homes the server reads (a
+   * CLI with other homes would drop their sessions from the shared index).
+   */
   function storeThreads(...extra) {
     const py = process.env.E2E_PYTHON;
     if (!py) throw new Error('E2E_PYTHON is not set');
-    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, 'list', '--workspace', WS, '--json', ...extra], {
+    const homes = seed?.codex ? ['--codex-home', seed.codex.home, '--claude-home', seed.claude.home] : [];
+    const agent = extra.includes('--agent') ? [] : ['--agent', 'native'];
+    const out = execFileSync(py, ['-m', 'sessionkeeper', '--store', STORE, ...homes, 'list', '--workspace', WS, '--json', ...agent, ...extra], {
       env: { ...process.env, SESSIONKEEPER_HOME: STORE }, encoding: 'utf8',
     });
     return JSON.parse(out);
   }
+  /** Everything the extension wrote to its log (Session Keeper: Open Log) so far. */
+  function extensionLog() {
+    const root = process.env.E2E_USER_DATA;
+    if (!root) throw new Error('E2E_USER_DATA is not set');
+    const found = [];
+    const walk = (dir) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (name.endsWith('Session Keeper.log')) found.push(p);
+      }
+    };
+    walk(join(root, 'logs'));
+    return { text: found.map((f) => readFileSync(f, 'utf8')).join('\n'), files: found.length };
+  }
+  /** Waits until the extension's log holds `text` (after its first `from` characters). */
+  async function waitLog(text, what, from = 0) {
+    const deadline = Date.now() + TIMEOUT;
+    while (!extensionLog().text.slice(from).includes(text)) {
+      if (Date.now() > deadline) throw new Error(`the log never said ${what}: "${text}"`);
+      await page.waitForTimeout(200);
+    }
+  }
+  /** What the stub `codex` / `claude` on code-server's PATH were run with: [cwd, command line]. */
+  const agentCalls = () => readFileSync(seed.agent_calls, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t'));
   const mustInclude = (what, text, parts) => {
     for (const p of parts) if (!text.includes(p)) throw new Error(`${what} lacks "${p}": ${text}`);
   };
@@ -75,30 +110,56 @@ export async function realScenario(t) {
   /** The picker row whose label is exactly `title` (not a fork "title (fork)"). */
   const pickRow = (title) => rows.filter({ has: page.locator('.label-name', { hasText: new RegExp(`(^|\\s)${title.replace(/[()]/g, '\\$&')}$`) }) }).first();
   const toast = (text) => page.locator('.notification-toast', { hasText: text }).first();
+  /**
+   * Rewrites the user settings through the editor (a write behind its back is not reliably seen
+   * by code-server) as the file's settings with `patch` applied; returns what was there before.
+   */
+  async function editSettings(patch) {
+    const settingsFile = process.env.E2E_SETTINGS;
+    if (!settingsFile) throw new Error('E2E_SETTINGS is not set');
+    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    await runCommand('View: Close All Editors');
+    await runCommand('Preferences: Open User Settings (JSON)');
+    await page.locator('.editor-group-container.active .tab.active', { hasText: 'settings.json' }).waitFor();
+    const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+    await editor.waitFor();
+    // Below the text, not on it: a one-line file scrolled sideways leaves no clickable line box.
+    await editor.click({ position: { x: 120, y: 160 } });
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    // One line, inserted like a paste: no auto-indent or auto-closed brackets.
+    await page.keyboard.insertText(JSON.stringify({ ...settings, ...patch }));
+    await page.keyboard.press('Control+S');
+    return settings;
+  }
 
-  await check('the store was seeded with a clean and a drifted thread here, and one elsewhere (real CLI)', async () => {
+  await check('the store was seeded with a clean and a drifted thread here, and one elsewhere (real CLI); the agent homes with a real Codex and a real Claude Code session', async () => {
     if (!seed) throw new Error(`E2E_SEED missing or unreadable (${seedFile}): scripts/e2e.sh must seed the real store`);
     const ids = storeThreads().map((x) => x.thread_id);
     if (ids.length !== 2 || !ids.includes(clean.thread_id) || !ids.includes(drifted.thread_id)) throw new Error(`store: ${ids}`);
+    const agents = storeThreads('--agent', 'codex').concat(storeThreads('--agent', 'claude')).map((x) => [x.thread_id, x.agent, x.baseline]);
+    const want = [[codex.thread_id, 'codex', 'hook'], [claude.thread_id, 'claude', 'log']];
+    if (JSON.stringify(agents) !== JSON.stringify(want)) throw new Error(`agent threads: ${JSON.stringify(agents)}, want ${JSON.stringify(want)}`);
+    for (const a of [codex, claude]) if (!existsSync(a.transcript)) throw new Error(`no transcript ${a.transcript}`);
   });
   if (!seed) return;
 
-  await check('the status bar says what it is: "Agent sessions (2)", nothing current yet', async () => {
+  await check('the status bar says what it is: "Agent sessions (4)" (2 of Session Keeper, 1 Codex, 1 Claude Code), nothing current yet', async () => {
     await ownItem.waitFor();
-    const { label: l } = await waitStatus(/^history Agent sessions \(2\)/, '"Agent sessions (2)"');
-    mustInclude('status tooltip', l, ['2 agent sessions in this workspace', 'none is current']);
+    const { label: l } = await waitStatus(/^history Agent sessions \(4\)/, '"Agent sessions (4)"');
+    mustInclude('status tooltip', l, ['4 agent sessions in this workspace', 'none is current']);
     await shot('01-status-bar-agent-sessions.png');
   });
 
   await check('the Sessions view lists both threads newest first with agent icon, branch, age, todos, tests and drift reason', async () => {
     await openView();
-    const list = await waitViewThreads((l) => l.length === 2, 'two threads');
+    const list = await waitViewThreads((l) => l.length === 4, 'four threads');
     if (!list[0].startsWith(drifted.title) || !list[1].startsWith(clean.title)) throw new Error(`order: ${JSON.stringify(list)}`);
     mustInclude('drifted row', list[0], ['⚠ branch fix/payment → main', 'todos 0/2']);
     mustInclude('clean row', list[1], ['main', 'todos 1/3', 'tests 7/9']);
     const icons = await view.locator('.monaco-list-row[aria-level="1"] .custom-view-tree-node-item-icon').evaluateAll(
       (els) => els.map((e) => getComputedStyle(e).backgroundImage));
-    if (icons.length !== 2 || !icons.every((i) => i.includes('agent-native.svg'))) throw new Error(`row icons: ${JSON.stringify(icons)}`);
+    if (icons.length !== 4 || !icons.slice(0, 2).every((i) => i.includes('agent-native.svg'))) throw new Error(`row icons: ${JSON.stringify(icons)}`);
     await shot('02-sessions-view.png');
   });
 
@@ -123,12 +184,12 @@ export async function realScenario(t) {
 
   await check('the all-workspaces toggle lists the threads of every folder, each naming its folder, and back', async () => {
     await page.locator('.action-label[aria-label^="Show Sessions of All Workspaces"]').first().click();
-    const all = await waitViewThreads((x) => x.length === 3, 'three threads');
-    if (!all[2].startsWith(elsewhere.title) || !all[2].includes('elsewhere')) throw new Error(`rows: ${JSON.stringify(all)}`);
+    const all = await waitViewThreads((x) => x.length === 5, 'five threads');
+    if (!all[4].startsWith(elsewhere.title) || !all[4].includes('elsewhere')) throw new Error(`rows: ${JSON.stringify(all)}`);
     if (!all[0].includes('workspace')) throw new Error(`a row of this folder does not name it: ${all[0]}`);
     await shot('02b-all-workspaces.png');
     await page.locator('.action-label[aria-label^="Show Sessions of This Workspace"]').first().click();
-    await waitViewThreads((x) => x.length === 2 && !x.some((r) => r.startsWith(elsewhere.title)), "this workspace's two threads");
+    await waitViewThreads((x) => x.length === 4 && !x.some((r) => r.startsWith(elsewhere.title)), "this workspace's four threads");
   });
 
   await check('the keybinding opens the picker; palette entries appear only when they apply', async () => {
@@ -146,6 +207,99 @@ export async function realScenario(t) {
     }
     mustInclude('palette', titles, ['Pick Agent Session…', 'Show Sessions of All Workspaces', 'Connect Agents']);
     await page.keyboard.press('Escape');
+  });
+
+  // ---- Codex and Claude Code threads (real CLIs' sessions, homes given by the settings) ----------
+  const agentRow = (a) => treeRow(a.title);
+  /** The icon (CSS background) of the top-level row whose text starts with `title`. */
+  async function rowIcon(title) {
+    return view.locator('.monaco-list-row[aria-level="1"]').evaluateAll((els, t) => els
+      .filter((e) => e.innerText.replace(/\s+/g, ' ').trim().startsWith(t))
+      .map((e) => getComputedStyle(e.querySelector('.custom-view-tree-node-item-icon')).backgroundImage).join(' | '), title);
+  }
+  const terminalTab = (name) => page.locator('[id="workbench.parts.panel"] .terminal-tabs-entry', { hasText: name });
+
+  await check('the Sessions view shows the Codex thread (ok, on main) and the Claude Code thread (⚠ branch fix/payment → main), each with its agent icon', async () => {
+    const list = await waitViewThreads((l) => l.some((r) => r.startsWith(codex.title)) && l.some((r) => r.startsWith(claude.title)), 'both agent threads');
+    if (!list[2].startsWith(claude.title) || !list[3].startsWith(codex.title)) throw new Error(`order (newest first): ${JSON.stringify(list)}`);
+    mustInclude('Claude Code row', list[2], ['⚠ branch fix/payment → main']);
+    mustInclude('Codex row', list[3], ['main']);
+    if (list[3].includes('⚠')) throw new Error(`the Codex row shows drift: ${list[3]}`);
+    const icons = { codex: await rowIcon(codex.title), claude: await rowIcon(claude.title) };
+    if (!icons.codex.includes('agent-codex.svg') || !icons.claude.includes('agent-claude.svg')) throw new Error(`agent icons: ${JSON.stringify(icons)}`);
+    await shot('02c-agent-threads-view.png');
+  });
+
+  await check('the picker names each agent and its model: "Codex · gpt-5", "Claude Code · <model>" with what drifted', async () => {
+    await runCommand('Session Keeper: Pick Agent Session…');
+    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Agent Sessions' }).waitFor();
+    await quickInput.locator('input:not([placeholder="Loading sessions…"])').waitFor();
+    await row(codex.title).waitFor();
+    const texts = (await rows.allInnerTexts()).map(flat);
+    const cx = texts.find((x) => x.includes(codex.title));
+    const cl = texts.find((x) => x.includes(claude.title));
+    if (!cx || !cl) throw new Error(`rows: ${JSON.stringify(texts)}`);
+    mustInclude('Codex picker row', cx, [`Codex · ${codex.model}`, 'main', '1 session']);
+    mustInclude('Claude Code picker row', cl, [`Claude Code · ${claude.model}`, 'branch fix/payment → main']);
+    await shot('03b-picker-agent-threads.png');
+    await page.keyboard.press('Escape');
+  });
+
+  await check('Resume on the ok Codex thread opens a terminal named for it that runs `codex resume <id>` in the workspace; nothing becomes current', async () => {
+    const name = `${codex.title} — resume`;
+    const command = `codex resume ${codex.thread_id}`;
+    await agentRow(codex).hover();
+    await agentRow(codex).locator('.action-label[aria-label^="Resume"]').click();
+    await toast(`Resumed “${codex.title}”`).waitFor();
+    if (await dialog.count()) throw new Error('a dialog was shown for an ok agent thread');
+    await terminalTab(name).first().waitFor();
+    await waitLog(`Resume “${codex.title}”: running the agent's own resume in a terminal in ${WS}: ${command}`, 'the command it runs');
+    const deadline = Date.now() + TIMEOUT;
+    while (!agentCalls().some(([cwd, line]) => cwd === WS && line === command)) {
+      if (Date.now() > deadline) throw new Error(`the terminal never ran "${command}" in ${WS}: ${JSON.stringify(agentCalls())}`);
+      await page.waitForTimeout(100);
+    }
+    await shot('04a-codex-resume-terminal.png');
+    await waitStatus(/^history Agent sessions \(4\)/, 'still nothing current (an agent thread never becomes current)');
+    if (agentCalls().length !== 1) throw new Error(`agent commands run: ${JSON.stringify(agentCalls())}`);
+    await runCommand('Terminal: Kill All Terminals');
+    await runCommand('Notifications: Clear All Notifications');
+  });
+
+  await check('Resume on the drifted Claude Code thread asks the drift question first; Cancel runs nothing', async () => {
+    const before = statSync(claude.transcript);
+    await agentRow(claude).hover();
+    await agentRow(claude).locator('.action-label[aria-label^="Resume"]').click();
+    await dialog.waitFor();
+    const text = flat(await dialog.innerText());
+    mustInclude('drift dialog', text, [`“${claude.title}” was recorded in a different environment`, 'Nothing continues until you choose', 'Branch: fix/payment → main', 'Cancel — changes nothing']);
+    await page.waitForTimeout(300);
+    await shot('04b-claude-drift-dialog.png');
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await waitLog(`Resume “${claude.title}”: decision cancel`, 'the cancel');
+    await page.waitForTimeout(1500); // a terminal or a command that would come late
+    if (await terminalTab(claude.title).count()) throw new Error('a terminal was opened for the cancelled resume');
+    if (agentCalls().some(([, line]) => line.startsWith('claude'))) throw new Error(`claude was run: ${JSON.stringify(agentCalls())}`);
+    if (extensionLog().text.includes(`Resume “${claude.title}”: running`)) throw new Error('the log says the Claude Code command ran');
+    const after = statSync(claude.transcript);
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new Error("Claude Code's own log changed");
+  });
+
+  await check('the details page of an agent thread says where its baseline came from: exact (our hook, Codex) or reconstructed (the log, Claude Code)', async () => {
+    const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const cases = [[codex, 'Codex', "exact — recorded by Session Keeper's hook", '04c-codex-details-baseline-hook.png'],
+      [claude, 'Claude Code', "reconstructed from Claude Code's own log", '04d-claude-details-baseline-log.png']];
+    for (const [a, agentName, says, png] of cases) {
+      await agentRow(a).hover();
+      await agentRow(a).locator('.action-label[aria-label^="Show Session Details"]').click();
+      await page.locator('.tab', { hasText: `Session: ${a.title}` }).first().waitFor();
+      await frame.locator('h1', { hasText: a.title }).waitFor();
+      const body = flat(await frame.locator('body').innerText());
+      mustInclude(`${agentName} details`, body, [agentName, `thread ${a.thread_id}`, `Baseline ${says}`, 'A resume here']);
+      await shot(png);
+      await runCommand('View: Close All Editors');
+    }
   });
 
   await check('Resume from the view row resumes the clean thread without a dialog; status bar and view show it as current', async () => {
@@ -349,12 +503,11 @@ export async function realScenario(t) {
     await toast('Session Keeper: indexed 4 threads').waitFor();
     await runCommand('Notifications: Clear All Notifications');
     await runCommand('Session Keeper: Restart Server');
-    await waitStatus(/^history Agent sessions \(3\)/, 'the restarted server (nothing current in a new server)');
+    await waitStatus(/^history Agent sessions \(5\)/, 'the restarted server (nothing current in a new server)');
   });
 
   await check('with a bare python3 the server does not start, and ONE notification names the cause and the way out', async () => {
     const settingsFile = process.env.E2E_SETTINGS;
-    if (!settingsFile) throw new Error('E2E_SETTINGS is not set');
     const bare = '/usr/bin/python3';
     try {
       execFileSync(bare, ['-c', 'import sessionkeeper'], { stdio: 'pipe' });
@@ -362,17 +515,7 @@ export async function realScenario(t) {
     } catch (err) {
       if (String(err.message).includes('has sessionkeeper')) throw err;
     }
-    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-    // Edit through the editor (a write behind its back is not reliably seen by code-server).
-    await runCommand('Preferences: Open User Settings (JSON)');
-    const editor = page.locator('.editor-instance .monaco-editor').filter({ hasText: 'sessionKeeper.storePath' }).first();
-    await editor.waitFor();
-    await editor.locator('.view-lines').click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Delete');
-    // One line, inserted like a paste: no auto-indent or auto-closed brackets.
-    await page.keyboard.insertText(JSON.stringify({ ...settings, 'sessionKeeper.serverCommand': [], 'sessionKeeper.pythonPath': bare }));
-    await page.keyboard.press('Control+S');
+    await editSettings({ 'sessionKeeper.serverCommand': [], 'sessionKeeper.pythonPath': bare });
     const note = toast("lacks the `sessionkeeper` package");
     await note.waitFor();
     const text = flat(await note.innerText());
@@ -390,24 +533,27 @@ export async function realScenario(t) {
     await input.waitFor();
     await input.fill(process.env.E2E_PYTHON);
     await page.keyboard.press('Enter');
-    await waitStatus(/^history Agent sessions \(3\)/, 'the server back with the selected interpreter');
+    await waitStatus(/^history Agent sessions \(5\)/, 'the server back with the selected interpreter');
     const after = JSON.parse(readFileSync(settingsFile, 'utf8'));
     if (after['sessionKeeper.pythonPath'] !== process.env.E2E_PYTHON) throw new Error(`pythonPath now ${after['sessionKeeper.pythonPath']}`);
   });
 
+  await check('turning claude off in sessionKeeper.agents restarts the server and leaves only the Codex thread of the agents', async () => {
+    const logged = extensionLog().text.length;
+    const before = await editSettings({ 'sessionKeeper.agents': ['codex'] });
+    if (before['sessionKeeper.codexHome'] !== codex.home) throw new Error(`codexHome is ${before['sessionKeeper.codexHome']}`);
+    await waitStatus(/^history Agent sessions \(4\)/, 'one thread fewer');
+    await runCommand('View: Close All Editors');
+    await openView();
+    const list = await waitViewThreads((l) => l.length === 4 && !l.some((r) => r.startsWith(claude.title)), 'no Claude Code thread');
+    if (!list.some((r) => r.startsWith(codex.title))) throw new Error(`the Codex thread is gone too: ${JSON.stringify(list)}`);
+    await waitLog('Server settings changed: restarting the server', 'the restart after the change', logged);
+    await shot('17-claude-off-only-codex.png');
+    if (storeThreads('--agent', 'claude').length !== 1) throw new Error("the Claude Code session is gone from the store: turning it off only hides it");
+  });
+
   await check('the log holds every resume, decision, switch back, archive and error at info level', async () => {
-    const root = process.env.E2E_USER_DATA;
-    if (!root) throw new Error('E2E_USER_DATA is not set');
-    const found = [];
-    const walk = (dir) => {
-      for (const name of readdirSync(dir)) {
-        const p = join(dir, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else if (name.endsWith('Session Keeper.log')) found.push(p);
-      }
-    };
-    walk(join(root, 'logs'));
-    const log = found.map((f) => readFileSync(f, 'utf8')).join('\n');
+    const { text: log, files } = extensionLog();
     const expect = [
       [/\[info\] Resume “Clean thread” \(.+\): check says ok/, 'a resume check'],
       [/\[info\] Resume “Drifted thread”: decision fork/, 'the Enter decision'],
@@ -418,9 +564,12 @@ export async function realScenario(t) {
       [/\[info\] Rewound the files of the session to event \d+/, 'the rewind'],
       [/\[info\] First run: Session Keeper: after the settings change, the server did not start: `\/usr\/bin\/python3` lacks/, 'the first-run cause'],
       [/\[error\] Server not started: `\/usr\/bin\/python3` lacks the `sessionkeeper` package/, 'the start error'],
+      [/\[info\] Resume “Codex e2e: read the README” \(.+\): check says ok/, "the Codex thread's resume check"],
+      [/\[info\] Resume “Codex e2e: read the README”: running the agent's own resume in a terminal in .+: codex resume /, "the Codex thread's command"],
+      [/\[info\] Resume “Claude e2e: read the README”: decision cancel/, "the Claude Code thread's cancel"],
     ];
     const missing = expect.filter(([re]) => !re.test(log)).map(([, what]) => what);
-    if (missing.length) throw new Error(`the log lacks: ${missing.join(', ')} (${found.length} log file(s))`);
+    if (missing.length) throw new Error(`the log lacks: ${missing.join(', ')} (${files} log file(s))`);
   });
 }
 

@@ -25,6 +25,16 @@ test('the details page shows summary, agent, state, the resume check and every s
   assert.match(html, /data-cmd="changes"/);
 });
 
+test("an agent thread's details say whether its baseline is exact (our hook) or reconstructed (the agent's log)", () => {
+  const hooked = renderDetailsHtml(shown({ thread: thread({ agent: 'codex', baseline: 'hook' }) }), undefined, NOW);
+  assert.match(hooked, /<th>Baseline<\/th><td class="baseline-hook">exact — recorded by Session Keeper&#39;s hook/);
+  const logged = renderDetailsHtml(shown({ thread: thread({ agent: 'claude', baseline: 'log' }) }), undefined, NOW);
+  assert.match(logged, /<th>Baseline<\/th><td class="baseline-log">reconstructed from Claude Code&#39;s own log/);
+  assert.doesNotMatch(logged, /exact — /);
+  const native = renderDetailsHtml(shown({ thread: thread({ baseline: null }) }), undefined, NOW);
+  assert.doesNotMatch(native, /<th>Baseline<\/th>/);
+});
+
 test('page messages are checked field by field; the page escapes and locks scripts to a nonce', () => {
   assert.deepEqual(detailsMessage({ cmd: 'openDiff', seq: 3, path: 'a.py' }), { cmd: 'openDiff', seq: 3, path: 'a.py' });
   assert.equal(detailsMessage({ cmd: 'openDiff', seq: '3', path: 'a.py' }), undefined);

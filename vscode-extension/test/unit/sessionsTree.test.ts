@@ -29,6 +29,12 @@ test('each agent has its own icon and name; an unknown agent still shows', () =>
   assert.match(threadTooltip(thread({ agent: 'gemini' }), NOW), /— Gemini/);
 });
 
+test("an agent thread's tooltip says where its baseline came from; our own threads say nothing of it", () => {
+  assert.match(threadTooltip(thread({ agent: 'codex', baseline: 'hook' }), NOW), /\n\nBaseline exact — recorded by Session Keeper's hook/);
+  assert.match(threadTooltip(thread({ agent: 'claude', baseline: 'log' }), NOW), /\n\nBaseline reconstructed from Claude Code's own log/);
+  assert.doesNotMatch(threadTooltip(thread({ agent: 'native', baseline: null }), NOW), /Baseline/);
+});
+
 test('in the all-workspaces view a row names its folder', () => {
   assert.equal(threadRow(thread({ cwd: '/work/repo-b' }), NOW, true).description, 'repo-b · fix/payment · 2 h ago · todos 3/5 · tests 7/9');
 });

@@ -6,6 +6,7 @@ Registered with `rpc.rpc`; params are structured and errors translated in `rpc.w
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import uuid
 from collections.abc import Callable
@@ -88,6 +89,8 @@ async def session_show(ls: Server, p: ThreadParams) -> ShowResult:
         entries, total = convert.timeline(replayed.rollouts)
         current = ls.session
         summary = convert.row_summary(row, sessions)
+        if row is not None and row.agent in ("codex", "claude"):  # where its baseline came from, as listed
+            summary = dataclasses.replace(summary, baseline="hook" if ls.keeper.journaled([row]) else "log")
         if current is not None and current.thread_id == p.thread_id:
             summary = convert.live_summary(summary, current, verdict=ls.verdict, live=ls.live)
         return ShowResult(thread=summary, sessions=[convert.session_summary(s) for s in sessions],
