@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -81,3 +83,26 @@ def test_fsck_repair_sets_an_empty_rollout_aside(store_dir, repo):
     assert [q.reason.split(" ")[0] for q in report.quarantined] == ["empty"]
     assert not empty.exists() and (store_dir / "quarantine" / f"{empty.name}.empty").exists()
     assert keeper.fsck(repair=False).clean and os.listdir(store_dir / "pending") == []
+
+
+def _list_at_once(store: str, barrier: Any) -> list[str]:
+    """One process: wait for the others, then open the store and list it."""
+    barrier.wait()
+    return sorted(row.thread_id for row in Keeper(store).rows())
+
+
+def test_processes_opening_a_store_without_index_at_once_build_it_once_and_all_answer(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: `repo`; three threads recorded, state.db removed; six real processes list at once."""
+    made = []
+    for title in ("a", "b", "c"):
+        with Keeper(store_dir).start(repo, title=title) as session:
+            made.append(session.thread_id)
+    for part in store_dir.glob("state.db*"):
+        part.unlink()
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Manager().Barrier(6)
+    with ctx.Pool(6) as pool:
+        answers = pool.starmap(_list_at_once, [(str(store_dir), barrier)] * 6)
+    assert answers == [sorted(made)] * 6
+    assert not list(store_dir.glob("state.db.corrupt-*"))  # nobody set another's index aside

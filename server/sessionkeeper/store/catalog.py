@@ -59,10 +59,28 @@ class Catalog:
             try:
                 self._index = self.backend.open()
             except IndexUnavailable:
-                self.backend.set_aside()
-                self.rebuild(progress)
+                self._rebuild_unusable(progress)
         assert self._index is not None
         return self._index
+
+    def _rebuild_unusable(self, progress: Progress | None = None, *, reopen: bool = True) -> None:
+        """Set aside and rebuild an index that is missing or unusable — one process at a time;
+        `reopen`: first try it again once the lock is ours (another process may have rebuilt it)."""
+        if self.read_only:  # nothing on disk changes: the rebuild is kept in memory
+            self.backend.set_aside()
+            self.rebuild(progress)
+            return
+        from .locks import index_rebuild_lock
+
+        with index_rebuild_lock(self.layout):
+            if reopen:
+                try:
+                    self._index = self.backend.open()
+                    return
+                except IndexUnavailable:
+                    pass
+            self.backend.set_aside()
+            self.rebuild(progress)
 
     def _query(self, ask: Callable[[Index], T]) -> T:
         """Ask the index; one that fails mid-query is set aside, rebuilt, and asked again; a busy
@@ -73,10 +91,10 @@ class Catalog:
             scanned = MemoryIndex()
             scanned.replace_all(self._scan(None)[0])
             return ask(scanned)
-        except IndexUnavailable:
+        except IndexUnavailable:  # unusable, unless another process replaced it meanwhile
+            replaced = self._index is not None and not self._index.is_current()
             self._drop_index()
-            self.backend.set_aside()
-            self.rebuild()
+            self._rebuild_unusable(reopen=replaced)
             return ask(self.index())
 
     def _drop_index(self) -> None:

@@ -1,7 +1,10 @@
-"""The writer lock of a thread: one writer per thread, across processes (flock via filelock)."""
+"""Locks across processes (flock via filelock): the writer lock of a thread (one writer per
+thread) and the rebuild lock of the index (one process rebuilds a missing or unusable index)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .. import ids
@@ -24,3 +27,24 @@ def lock_thread(layout: Layout, thread_id: str, *, purpose: str) -> BaseFileLock
         raise ThreadBusy(f"thread {thread} is open for writing in another process; "
                          f"cannot {purpose}") from None
     return lock
+
+
+REBUILD_WAIT_S = 60.0
+"""How long a process waits for another one's rebuild of the index before rebuilding anyway."""
+
+
+@contextlib.contextmanager
+def index_rebuild_lock(layout: Layout) -> Iterator[None]:
+    """Hold the store's index rebuild lock (waits for another process's rebuild to end)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(layout.root / "locks" / "index.lock", mode=0o600, thread_local=False)
+    try:
+        lock.acquire(timeout=REBUILD_WAIT_S)
+    except Timeout:  # a rebuild that never ends (a stuck process): the index is only a cache
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()

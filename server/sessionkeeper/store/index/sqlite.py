@@ -9,13 +9,11 @@ missing or set-aside one is built in a temporary file and renamed into place.
 from __future__ import annotations
 
 import contextlib
-import operator
 import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import fields
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,98 +23,33 @@ from ...errors import IndexBusy, IndexUnavailable
 from .memory import MemoryIndex
 from .overlay import OverlayIndex
 from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
+from .sql import (
+    FILE_COLUMNS,
+    INDEX_NAMES,
+    INDEX_VERSION,
+    INDEXES,
+    INSERT_FILE,
+    INSERT_SESSION,
+    INSERT_THREAD,
+    SCHEMA,
+    STAMP_COLUMNS,
+    UPSERT_SESSION,
+    decoded,
+    file_row,
+    values_of,
+)
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: imported agent files
-SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
-THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
-FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
-_STAMP_COLUMNS = tuple(c for c in FILE_COLUMNS if c != "checkpoint")
-_JSON = frozenset({"forked_from", "summary", "companions"})
-_BOOL = frozenset({"archived", "damaged", "imported"})
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions({', '.join(SESSION_COLUMNS)}, PRIMARY KEY(session_id));
-CREATE TABLE IF NOT EXISTS threads({', '.join(THREAD_COLUMNS)}, PRIMARY KEY(thread_id));
-CREATE TABLE IF NOT EXISTS agent_files({', '.join(FILE_COLUMNS)}, PRIMARY KEY(path));
-"""
-_INDEXES = (
-    "CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq)",
-    "CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id)",
-    "CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id)",
-    "CREATE INDEX IF NOT EXISTS threads_repo ON threads(repo_key, archived, last_activity DESC)",
-    "CREATE INDEX IF NOT EXISTS agent_files_agent ON agent_files(agent)",
-)
-_INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd", "threads_repo",
-                "agent_files_agent")
-
-
-def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
-    head = f"INSERT {'' if upsert else 'OR REPLACE '}INTO {table}({','.join(columns)}) " \
-           f"VALUES({','.join('?' * len(columns))})"
-    if not upsert:
-        return head
-    return head + f" ON CONFLICT({columns[0]}) DO UPDATE SET " + ",".join(
-        f"{c}=excluded.{c}" for c in columns[1:])
-
-
-_UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
-_INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
-_INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
-_INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
-
-
-def _json(value: Any) -> Any:
-    return None if value is None else orjson.dumps(value).decode()
-
-
-def _column_reader(columns: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """The SQL values of a row's columns: JSON text, 0/1 for flags (attrgetter: no deep copy)."""
-    get = operator.attrgetter(*columns)
-    convert = [(i, _json if n in _JSON else int) for i, n in enumerate(columns)
-               if n in _JSON or n in _BOOL]
-
-    def values(row: Any) -> tuple[Any, ...]:
-        out = list(get(row))
-        for i, fn in convert:
-            out[i] = fn(out[i])
-        return tuple(out)
-    return values
-
-
-_READERS = {SessionRow: _column_reader(SESSION_COLUMNS), ThreadRow: _column_reader(THREAD_COLUMNS),
-            FileCheckpoint: _column_reader(FILE_COLUMNS)}
-
-
-def _values(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
-    return _READERS[type(row)](row)
-
-
-def _decoded(row: sqlite3.Row) -> dict[str, Any]:
-    out = dict(row)
-    for name in _JSON & out.keys():
-        if out[name]:
-            out[name] = orjson.loads(out[name])
-    for name in _BOOL & out.keys():
-        out[name] = bool(out[name])
-    return out
-
-
-def _file(row: dict[str, Any]) -> FileCheckpoint:
-    companions = tuple(tuple(c) for c in row.pop("companions") or ())
-    return FileCheckpoint(**row, companions=companions)
-
-
 def _refresh(db: sqlite3.Connection, threads: set[str]) -> None:
     """Derive the rows of `threads` again from their sessions (one without sessions is gone)."""
     if not threads:
         return
     ordered = sorted(threads)
     marks = ",".join("?" * len(ordered))
-    sessions = [SessionRow(**_decoded(r)) for r in db.execute(
+    sessions = [SessionRow(**decoded(r)) for r in db.execute(
         f"SELECT * FROM sessions WHERE thread_id IN ({marks})", ordered)]
     db.execute(f"DELETE FROM threads WHERE thread_id IN ({marks})", ordered)
-    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(sessions)])
+    db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
 
 
 def _unavailable(what: str, exc: Exception) -> IndexUnavailable:
@@ -169,15 +102,18 @@ class SqliteIndex:
             self.inode = os.stat(path).st_ino
             with self.db:
                 if not read_only:
-                    self.db.executescript(_SCHEMA + ";\n".join(_INDEXES) + ";")
+                    self.db.executescript(SCHEMA + ";\n".join(INDEXES) + ";")
+                if not read_only:  # OR IGNORE: a process creating the same new index beside us
+                    self.db.execute("INSERT OR IGNORE INTO meta VALUES('version', ?)",
+                                    (str(INDEX_VERSION),))
                 row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-                if row is None and not read_only:
-                    self.db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                elif row is None or row[0] != str(INDEX_VERSION):
+                if row is None or row[0] != str(INDEX_VERSION):
                     found = row[0] if row else "none"
                     raise sqlite3.DatabaseError(f"index version {found} != {INDEX_VERSION}")
         except sqlite3.Error as exc:
             raise _unavailable(f"index {path}", exc) from exc
+        except FileNotFoundError as exc:  # replaced by a rebuild while it was being opened
+            raise IndexUnavailable(f"index {path} was moved while it was opened") from exc
 
     def close(self) -> None:
         """Close the connection."""
@@ -195,11 +131,11 @@ class SqliteIndex:
         threads = sorted({r.thread_id for r in rows})
         try:
             with self.db:
-                self.db.executemany(_UPSERT_SESSION, [_values(r) for r in rows])
+                self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
                 marks = ",".join("?" * len(threads))
-                sessions = [SessionRow(**_decoded(r)) for r in self.db.execute(
+                sessions = [SessionRow(**decoded(r)) for r in self.db.execute(
                     f"SELECT * FROM sessions WHERE thread_id IN ({marks})", threads)]
-                self.db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of(sessions)])
+                self.db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
         except sqlite3.Error as exc:
             raise _unavailable("index update failed", exc) from exc
 
@@ -208,11 +144,11 @@ class SqliteIndex:
         or the new index); imported agent files and their rows are kept."""
         try:
             with self.db:
-                for name in _INDEX_NAMES:  # bulk insert first, secondary indexes after
+                for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
                 self.db.execute("DELETE FROM sessions WHERE imported = 0")
                 self.db.execute("DELETE FROM threads")
-                kept = [SessionRow(**_decoded(r)) for r in self.db.execute(
+                kept = [SessionRow(**decoded(r)) for r in self.db.execute(
                     "SELECT * FROM sessions")]
                 _fill(self.db, rows, kept=kept)
         except sqlite3.Error as exc:
@@ -244,8 +180,8 @@ class SqliteIndex:
                         self.db.execute("DELETE FROM sessions WHERE session_id=?", (old[0],))
                         touched.add(old[1])
                 self.db.executemany("DELETE FROM agent_files WHERE path=?", [(p,) for p in gone])
-                self.db.executemany(_INSERT_FILE, [_values(f) for f in files])
-                self.db.executemany(_UPSERT_SESSION, [_values(r) for r in rows])
+                self.db.executemany(INSERT_FILE, [values_of(f) for f in files])
+                self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
                 _refresh(self.db, touched)
         except sqlite3.Error as exc:
             raise _unavailable("index update failed", exc) from exc
@@ -253,7 +189,7 @@ class SqliteIndex:
     def agent_files(self, *, agent: str | None = None,
                     checkpoints: bool = False) -> list[FileCheckpoint]:
         """Imported files (of one agent), their checkpoint text only when asked."""
-        columns = FILE_COLUMNS if checkpoints else _STAMP_COLUMNS
+        columns = FILE_COLUMNS if checkpoints else STAMP_COLUMNS
         where, args = ("WHERE agent=?", [agent]) if agent is not None else ("", [])
         try:  # plain tuples: a listing reads thousands of these
             cursor = self.db.cursor()
@@ -283,7 +219,7 @@ class SqliteIndex:
     def agent_file(self, path: str) -> FileCheckpoint | None:
         """One imported file with its checkpoint, or None."""
         rows = self._rows("SELECT * FROM agent_files WHERE path=?", [path])
-        return _file(rows[0]) if rows else None
+        return file_row(rows[0]) if rows else None
 
     def list_threads(self, query: ListQuery) -> list[ThreadRow]:
         """A page of threads, newest activity first."""
@@ -334,16 +270,16 @@ class SqliteIndex:
 
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         try:
-            return [_decoded(r) for r in self.db.execute(sql, args)]
+            return [decoded(r) for r in self.db.execute(sql, args)]
         except sqlite3.Error as exc:
             raise _unavailable("index query failed", exc) from exc
 
 
 def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow], *,
           kept: Sequence[SessionRow] = ()) -> None:
-    db.executemany(_INSERT_SESSION, [_values(r) for r in rows])
-    db.executemany(_INSERT_THREAD, [_values(t) for t in threads_of([*kept, *rows])])
-    for statement in _INDEXES:  # built once, after the bulk insert
+    db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
+    db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of([*kept, *rows])])
+    for statement in INDEXES:  # built once, after the bulk insert
         db.execute(statement)
 
 
@@ -364,7 +300,7 @@ class SqliteBackend:
         stamp = int(time.time())
         for suffix in ("", "-wal", "-shm"):
             part = Path(f"{self.path}{suffix}")
-            if part.exists() or part.is_symlink():
+            with contextlib.suppress(FileNotFoundError):  # gone meanwhile: nothing to move
                 os.replace(part, part.with_name(f"{self.path.name}.corrupt-{stamp}{suffix}"))
 
     def build(self, rows: Sequence[SessionRow]) -> SqliteIndex:
@@ -376,7 +312,7 @@ class SqliteBackend:
         try:
             db = _connect(tmp, fast=True)
             try:
-                db.executescript(_SCHEMA)
+                db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
                 _fill(db, rows)
                 db.commit()

@@ -1,0 +1,96 @@
+"""The SQL shape of the index: its tables and indexes, the statements that write rows, and
+rows to column values and back (JSON text for nested values, 0/1 for flags).
+
+Bump INDEX_VERSION with any change here: an index of another version is rebuilt from the rollouts.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
+
+import orjson
+
+from .rows import FileCheckpoint, SessionRow, ThreadRow
+
+INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: imported agent files
+SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
+THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
+FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
+STAMP_COLUMNS = tuple(c for c in FILE_COLUMNS if c != "checkpoint")
+JSON_COLUMNS = frozenset({"forked_from", "summary", "companions"})
+FLAG_COLUMNS = frozenset({"archived", "damaged", "imported"})
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions({', '.join(SESSION_COLUMNS)}, PRIMARY KEY(session_id));
+CREATE TABLE IF NOT EXISTS threads({', '.join(THREAD_COLUMNS)}, PRIMARY KEY(thread_id));
+CREATE TABLE IF NOT EXISTS agent_files({', '.join(FILE_COLUMNS)}, PRIMARY KEY(path));
+"""
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS sessions_thread ON sessions(thread_id, first_seq)",
+    "CREATE INDEX IF NOT EXISTS threads_recent ON threads(archived, last_activity DESC, thread_id)",
+    "CREATE INDEX IF NOT EXISTS threads_cwd ON threads(cwd, archived, last_activity DESC, thread_id)",
+    "CREATE INDEX IF NOT EXISTS threads_repo ON threads(repo_key, archived, last_activity DESC)",
+    "CREATE INDEX IF NOT EXISTS agent_files_agent ON agent_files(agent)",
+)
+INDEX_NAMES = ("sessions_thread", "threads_recent", "threads_cwd", "threads_repo",
+                "agent_files_agent")
+
+
+def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
+    head = f"INSERT {'' if upsert else 'OR REPLACE '}INTO {table}({','.join(columns)}) " \
+           f"VALUES({','.join('?' * len(columns))})"
+    if not upsert:
+        return head
+    return head + f" ON CONFLICT({columns[0]}) DO UPDATE SET " + ",".join(
+        f"{c}=excluded.{c}" for c in columns[1:])
+
+
+UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
+INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
+INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
+INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
+
+
+def _json(value: Any) -> Any:
+    return None if value is None else orjson.dumps(value).decode()
+
+
+def _column_reader(columns: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The SQL values of a row's columns: JSON text, 0/1 for flags (attrgetter: no deep copy)."""
+    get = operator.attrgetter(*columns)
+    convert = [(i, _json if n in JSON_COLUMNS else int) for i, n in enumerate(columns)
+               if n in JSON_COLUMNS or n in FLAG_COLUMNS]
+
+    def values(row: Any) -> tuple[Any, ...]:
+        out = list(get(row))
+        for i, fn in convert:
+            out[i] = fn(out[i])
+        return tuple(out)
+    return values
+
+
+_READERS = {SessionRow: _column_reader(SESSION_COLUMNS), ThreadRow: _column_reader(THREAD_COLUMNS),
+            FileCheckpoint: _column_reader(FILE_COLUMNS)}
+
+
+def values_of(row: SessionRow | ThreadRow | FileCheckpoint) -> tuple[Any, ...]:
+    return _READERS[type(row)](row)
+
+
+def decoded(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    for name in JSON_COLUMNS & out.keys():
+        if out[name]:
+            out[name] = orjson.loads(out[name])
+    for name in FLAG_COLUMNS & out.keys():
+        out[name] = bool(out[name])
+    return out
+
+
+def file_row(row: dict[str, Any]) -> FileCheckpoint:
+    companions = tuple(tuple(c) for c in row.pop("companions") or ())
+    return FileCheckpoint(**row, companions=companions)
