@@ -4,29 +4,13 @@ the step-by-step capture in every repository shape (fixture: `repo`, conftest; r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sessionkeeper.recovery import baseline, gitrun
+from sessionkeeper.recovery import baseline
 from sessionkeeper.recovery.baseline import capture
 from tests.conftest import git
-
-
-@pytest.fixture
-def git_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
-    """Every git command run (the real git still runs: this only writes down the arguments)."""
-    calls: list[tuple[str, ...]] = []
-    real = gitrun.run
-
-    def counted(cwd: Any, *args: str, stdin: bytes | None = None) -> gitrun.GitResult:
-        calls.append(args)
-        return real(cwd, *args, stdin=stdin)
-
-    monkeypatch.setattr(gitrun, "run", counted)
-    yield calls
 
 
 def test_capture_asks_git_once_when_head_is_the_recorded_commit(

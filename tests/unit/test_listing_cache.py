@@ -3,30 +3,13 @@ stale after a commit, a branch switch or a checkout (fixture: `repo`, conftest; 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sessionkeeper.listing import BaselineCache
-from sessionkeeper.recovery import gitrun
 from sessionkeeper.recovery.baseline import capture
 from tests.conftest import git
-
-
-@pytest.fixture
-def git_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
-    """Every git command run (the real git still runs: this only writes down the arguments)."""
-    calls: list[tuple[str, ...]] = []
-    real = gitrun.run
-
-    def counted(cwd: Any, *args: str, stdin: bytes | None = None) -> gitrun.GitResult:
-        calls.append(args)
-        return real(cwd, *args, stdin=stdin)
-
-    monkeypatch.setattr(gitrun, "run", counted)
-    yield calls
 
 
 def test_a_cached_baseline_is_reused_without_running_git(

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from .. import errors
-from ..recovery.report import DECISIONS, VERDICTS
+from ..recovery.report import DECISIONS, VERDICTS, Report
 from . import features  # noqa: F401 - registers every method
 from .protocol import NOTIFICATIONS
 from .rpc import METHODS, InvalidParams
@@ -33,8 +33,11 @@ BEGIN, END = "<!-- generated from the handlers: begin -->", "<!-- generated from
 
 
 def _result_type(name: str) -> Any:
+    """The result type a handler declares (the report type, which handlers import for the type
+    checker only so a started server never loads it, is named here)."""
     handler = METHODS[name].handler
-    return typing.get_type_hints(handler, vars(sys.modules[handler.__module__]))["return"]
+    names = {**vars(sys.modules[handler.__module__]), "Report": Report}
+    return typing.get_type_hints(handler, names)["return"]
 
 
 def _name(kind: Any) -> str:
