@@ -40,6 +40,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_startup.py
 	$(PY) tests/benchmarks/bench_blobs.py
 	$(PY) tests/benchmarks/bench_live_drift.py
+	$(PY) tests/benchmarks/bench_live_drift.py --files 500
 	$(PY) tests/benchmarks/bench_redact.py
 	$(PY) tests/benchmarks/bench_frameworks.py
 	$(PY) tests/benchmarks/bench_agents.py
