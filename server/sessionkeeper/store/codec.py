@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -32,11 +33,32 @@ _CRC_FIELD = b',"crc":"'
 _SUFFIX_LEN = len(_CRC_FIELD) + 8 + 2  # ,"crc":"xxxxxxxx"}
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson reads as an int
 _BIG = float(2**63)  # orjson turns an integer beyond 64 bits into a float at least this large
-_loads, _crc32 = orjson.loads, zlib.crc32  # bound once: decode runs for every line read
+_loads = orjson.loads  # bound once: decode runs for every line read
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _META_TEXT = ("ts", "source", "model", "title")
 _BASELINE_TEXT = ("repo_root", "worktree", "branch", "head", "dirty")
 _PERMISSIONS = ("approval_mode", "sandbox_policy", "tool_profile")
+
+
+def _first_crc32(data: bytes, value: int = 0) -> int:
+    """Bind the CRC32 on first use: zlib-ng's (SIMD; the same values as zlib's, ~2.8x faster on
+    a 550-byte line here), imported only when a line is first framed or checked."""
+    global _crc32
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib gives the same CRC
+        _crc32 = zlib.crc32
+    else:
+        _crc32 = zlib_ng.crc32
+    return _crc32(data, value)
+
+
+_crc32: Callable[[bytes, int], int] = _first_crc32
+
+
+def crc32(data: bytes, value: int = 0) -> int:
+    """The CRC32 of `data`, continuing `value` (the checksum of lines and of snapshot prefixes)."""
+    return _crc32(data, value)
 
 
 def frame(seq: int, ts: bytes, body: bytes) -> bytes:
@@ -45,7 +67,7 @@ def frame(seq: int, ts: bytes, body: bytes) -> bytes:
         core = b'{"seq":%d,"ts":"%s"' % (seq, ts)
     else:
         core = b'{"seq":%d,"ts":"%s",%s' % (seq, ts, body[1:-1])
-    return b'%s,"crc":"%08x"}\n' % (core, zlib.crc32(core))
+    return b'%s,"crc":"%08x"}\n' % (core, _crc32(core, 0))
 
 
 class LineError(ValueError):
@@ -61,7 +83,7 @@ def decode(line: bytes) -> dict[str, Any] | None:
     """
     try:
         record = _loads(line)
-        if record.pop("crc") != "%08x" % _crc32(line[:-18]):  # noqa: UP031 - the fastest spelling
+        if record.pop("crc") != "%08x" % _crc32(line[:-18], 0):  # noqa: UP031 - the fastest spelling
             return None
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None  # not JSON; a list, string or number; no `crc` member
@@ -77,7 +99,7 @@ def reason(line: bytes) -> str:
     digits = line[-10:-2]
     if digits != digits.lower() or not all(c in b"0123456789abcdef" for c in digits):
         return "malformed checksum"
-    if b"%08x" % zlib.crc32(line[:-_SUFFIX_LEN]) != digits:
+    if b"%08x" % _crc32(line[:-_SUFFIX_LEN], 0) != digits:
         return "checksum mismatch"
     try:
         record = orjson.loads(line)

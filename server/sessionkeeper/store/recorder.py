@@ -18,13 +18,12 @@ Invariants:
 from __future__ import annotations
 
 import threading
-import zlib
 from typing import NamedTuple, Protocol
 
 from ..clock import CLOCK
 from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreIOError, storage_error
 from ..events import Durability
-from .codec import frame
+from .codec import crc32, frame
 
 _BUFFER_LIMIT = 64 * 1024
 _CHECK_EVERY = 1024
@@ -187,7 +186,7 @@ class Recorder:
             self.next_seq -= count
             raise storage_error(exc, f"write failed, {count} record(s) not written (cut off)") from exc
         self._written += len(data)
-        self._crc = zlib.crc32(data, self._crc)
+        self._crc = crc32(data, self._crc)
         self._writes += 1
         if self._writes % _CHECK_EVERY == 0:
             self._health_check_locked()
