@@ -186,7 +186,7 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
     extras = _extras(read, before, identities)
     row = session_row(read, identity=extras["identity"], todos=extras["todos"])
     cp = read.checkpoint
-    text = redact_json(orjson.dumps({"v": _VERSION, "reader": cp.to_json(), **extras})).decode()
+    text = redact_json(orjson.dumps({"v": _VERSION, "reader": _placeless(cp), **extras})).decode()
     return FileCheckpoint(
         path=str(file.path), agent=agent, root=str(file.root), kind=file.kind, parent=file.parent,
         archived=file.archived, size=cp.size, mtime_ns=cp.mtime_ns, inode=cp.inode,
@@ -218,9 +218,20 @@ def _parse(stored: FileCheckpoint) -> _Stored:
             return _Stored()
         reader = {**raw["reader"], "path": stored.path,
                   "companions": [list(c) for c in stored.companions]}
+        reader["summary"] = {**reader["summary"], "path": stored.path}
         return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()
+
+
+def _placeless(cp: Checkpoint) -> dict[str, Any]:
+    """The reader's checkpoint as stored: without the file's and its companions' paths, which
+    the row keeps (`_parse` puts them back), so the text is smaller and a path that looks like
+    a credential never makes the whole text go through redaction."""
+    out = cp.to_json()
+    del out["path"], out["companions"]
+    out["summary"] = {k: v for k, v in out["summary"].items() if k != "path"}
+    return out
 
 
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
