@@ -229,16 +229,16 @@ def _placeless(cp: Checkpoint) -> dict[str, Any]:
     """The reader's checkpoint as stored: without the file's and its companions' paths, which
     the row keeps (`_parse` puts them back), so the text is smaller and a path that looks like
     a credential never makes the whole text go through redaction."""
-    out = cp.to_json()
-    del out["path"], out["companions"]
-    out["summary"] = {k: v for k, v in out["summary"].items() if k != "path"}
+    out = cp.to_json()  # its summary is a dict of its own
+    del out["path"], out["companions"], out["summary"]["path"]
     return out
 
 
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
     todos = before.todos if read.mode == "appended" else None
-    for record in reversed(read.records):  # the latest list
+    counted = read.checkpoint.state.get("counts", {}).get("todos", 1)  # 0: no todo record yet
+    for record in reversed(read.records) if counted else ():  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
             items = record["items"]
             todos = {"done": sum(1 for i in items if i.get("status") == "done"),
