@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import InvalidId
+from sessionkeeper.redact import redact_text
 from sessionkeeper.store.index import ListQuery
 from tests.unit._agents import AGENT_FIXTURES, codex_home, generator, tree_digest
 
@@ -121,3 +123,45 @@ def test_unknown_agent_names_are_refused_with_a_typed_error() -> None:
         AgentSources(agents=("gemini",))
     with pytest.raises(InvalidId):
         AgentSources(roots={"cursor": ("/x",)})
+
+
+def _append_title(root: Path, title: str) -> None:
+    [transcript] = list(root.glob("projects/*/*.jsonl"))
+    with open(transcript, "ab") as handle:
+        handle.write(orjson.dumps({"type": "custom-title", "customTitle": title,
+                                   "sessionId": GEN.CLAUDE_SESSION}) + b"\n")
+
+
+def test_an_imported_row_shows_the_todo_list_and_keeps_it_across_appends(store_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """Fixture: the Claude `intact` home copied (a TodoWrite list, 1 of 3 done); a title line
+    appended between listings."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+    _append_title(home, "renamed")
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and (counts.appended, counts.read) == (1, 0)
+    [row] = Keeper(store_dir).store.list_threads(ListQuery())
+    assert row.title == "renamed"
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+
+
+def test_a_root_whose_path_looks_like_a_credential_is_still_read_on_from_its_checkpoint(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: the Claude `intact` home copied under a folder named like an OpenAI key (as
+    mkdtemp names the benchmarks' folders); a title line appended between listings."""
+    folder = "sk-bench-agent-index-q9ETG5PS"
+    assert redact_text(folder) != folder  # the premise: the path itself redacts
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / folder / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
+    [stored] = keeper.store.index().agent_files(agent="claude", checkpoints=True)
+    assert stored.path.startswith(str(home))  # the row keeps the path as it is
+    assert stored.checkpoint is not None and folder not in stored.checkpoint
+    assert "REDACTED" not in stored.checkpoint  # nothing in the text looks secret
+    _append_title(home, "renamed")
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and (counts.appended, counts.read) == (1, 0)
+    assert [r.title for r in Keeper(store_dir).store.list_threads(ListQuery())] == ["renamed"]

@@ -12,7 +12,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -65,6 +65,12 @@ class LineTail:
     reason: str
 
 
+@cache
+def _names(cls: type) -> tuple[str, ...]:
+    """The field names of a dataclass (dataclasses.fields walks them on every call)."""
+    return tuple(f.name for f in fields(cls))
+
+
 @dataclass(frozen=True)
 class SessionSummary:
     """What the index keeps of one agent file: identity, place, activity and health."""
@@ -101,7 +107,7 @@ class SessionSummary:
 
     def to_json(self) -> dict[str, Any]:
         """Return the summary as a JSON-able dict (its fields are all scalars)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _names(SessionSummary)}
 
 
 @dataclass(frozen=True)
@@ -129,7 +135,7 @@ class Checkpoint:
         The translator state is shared, not copied (it is JSON-able already): serialize it
         before the checkpoint is read on from.
         """
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _names(Checkpoint)}
         out["summary"] = self.summary.to_json()
         out["companions"] = [list(c) for c in self.companions]
         return out

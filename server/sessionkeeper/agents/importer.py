@@ -184,9 +184,10 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
     else:
         counts.read += 1
     extras = _extras(read, before, identities)
-    row = session_row(read, identity=extras["identity"], todos=extras["todos"])
+    row = session_row(read, identity=extras["identity"], todos=extras["todos"],
+                      realpath=identities.realpath)
     cp = read.checkpoint
-    text = redact_json(orjson.dumps({"v": _VERSION, "reader": cp.to_json(), **extras})).decode()
+    text = redact_json(orjson.dumps({"v": _VERSION, "reader": _placeless(cp), **extras})).decode()
     return FileCheckpoint(
         path=str(file.path), agent=agent, root=str(file.root), kind=file.kind, parent=file.parent,
         archived=file.archived, size=cp.size, mtime_ns=cp.mtime_ns, inode=cp.inode,
@@ -218,15 +219,26 @@ def _parse(stored: FileCheckpoint) -> _Stored:
             return _Stored()
         reader = {**raw["reader"], "path": stored.path,
                   "companions": [list(c) for c in stored.companions]}
+        reader["summary"] = {**reader["summary"], "path": stored.path}
         return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()
 
 
+def _placeless(cp: Checkpoint) -> dict[str, Any]:
+    """The reader's checkpoint as stored: without the file's and its companions' paths, which
+    the row keeps (`_parse` puts them back), so the text is smaller and a path that looks like
+    a credential never makes the whole text go through redaction."""
+    out = cp.to_json()  # its summary is a dict of its own
+    del out["path"], out["companions"], out["summary"]["path"]
+    return out
+
+
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
     todos = before.todos if read.mode == "appended" else None
-    for record in reversed(read.records):  # the latest list
+    counted = read.checkpoint.state.get("counts", {}).get("todos", 1)  # 0: no todo record yet
+    for record in reversed(read.records) if counted else ():  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
             items = record["items"]
             todos = {"done": sum(1 for i in items if i.get("status") == "done"),
@@ -240,16 +252,25 @@ def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, An
 
 
 class Identities:
-    """The repository identity at each cwd, looked up once per pass (git runs only where it exists)."""
+    """The repository identity and real path at each cwd, looked up once per pass (git runs
+    only where it exists)."""
 
     def __init__(self) -> None:
         self._known: dict[str, dict[str, Any] | None] = {}
+        self._real: dict[str, str] = {}
 
     def of(self, cwd: str) -> dict[str, Any] | None:
         """{cwd, repo_root, worktree, root_commits, remote_url, as_of} of the repository at `cwd`."""
         if cwd not in self._known:
             self._known[cwd] = _identity(cwd)
         return self._known[cwd]
+
+    def realpath(self, cwd: str) -> str:
+        """os.path.realpath of `cwd`, resolved once per pass (sessions share a few cwds)."""
+        real = self._real.get(cwd)
+        if real is None:
+            real = self._real[cwd] = os.path.realpath(cwd)
+        return real
 
 
 def _identity(cwd: str) -> dict[str, Any] | None:
@@ -281,28 +302,31 @@ def _iso(mtime_ns: int) -> str | None:
 
 
 def session_row(read: Read, *, identity: Mapping[str, Any] | None = None,
-                todos: Mapping[str, int] | None = None) -> SessionRow | None:
-    """The index row of an agent file as read (None when the file names no session), redacted."""
+                todos: Mapping[str, int] | None = None,
+                realpath: Callable[[str], str] = os.path.realpath) -> SessionRow | None:
+    """The index row of an agent file as read (None when the file names no session), redacted
+    (`realpath`: how its cwd is resolved; a pass resolves each cwd once)."""
     s = read.summary
     if s.thread_id is None or s.session_id is None:
         return None
     file, cp = read.file, read.checkpoint
-    cwd = os.path.realpath(s.cwd) if s.cwd else None
     summary = {"title": s.title, "branch": s.branch, "head": s.head, "todos": dict(todos or {})
                or None, "tests": None, "cost_usd": s.usd, "model": s.model,
                "identity": dict(identity) if identity else None,
-               "agent": {k: v for k, v in s.to_json().items()
-                         if k not in ("path", "title", "cwd", "branch", "head", "model")}}
-    row = SessionRow(
+               "agent": {k: v for k, v in s.to_json().items() if k not in _NOT_AGENT}}
+    shown = redact_value({"cwd": realpath(s.cwd) if s.cwd else None, "branch": s.branch,
+                          "title": s.title, "summary": summary})
+    return SessionRow(
         session_id=s.session_id, thread_id=s.thread_id, path=str(file.path), agent=file.agent,
         archived=file.archived, started_at=s.created_at,
         last_activity=s.updated_at or _iso(cp.mtime_ns), source=SUBAGENT if file.kind == SUBAGENT
-        else "startup", cwd=cwd, repo_key=(identity or {}).get("root_commits", [None])[0],
-        branch=s.branch, title=s.title, first_seq=0, last_seq=s.records, event_count=s.records,
-        size=cp.size, inode=cp.inode, status="ok" if s.status == "ok" else "damaged",
-        summary=summary, imported=True)
-    fields = {"cwd": row.cwd, "branch": row.branch, "title": row.title, "summary": row.summary}
-    return dataclasses.replace(row, **redact_value(fields))
+        else "startup", cwd=shown["cwd"], repo_key=(identity or {}).get("root_commits", [None])[0],
+        branch=shown["branch"], title=shown["title"], first_seq=0, last_seq=s.records,
+        event_count=s.records, size=cp.size, inode=cp.inode,
+        status="ok" if s.status == "ok" else "damaged", summary=shown["summary"], imported=True)
+
+
+_NOT_AGENT = frozenset({"path", "title", "cwd", "branch", "head", "model"})
 
 
 def forget_all(index: Index, agents: Sequence[str]) -> int:

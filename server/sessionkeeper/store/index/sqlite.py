@@ -40,13 +40,16 @@ from .sql import (
 )
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-def _refresh(db: sqlite3.Connection, threads: set[str]) -> None:
-    """Derive the rows of `threads` again from their sessions (one without sessions is gone)."""
+def _refresh(db: sqlite3.Connection, threads: set[str],
+             written: Sequence[SessionRow] = ()) -> None:
+    """Derive the rows of `threads` again from their sessions (one without sessions is gone);
+    `written`: rows this transaction just stored, taken as they are instead of decoded back."""
     if not threads:
         return
     ordered = sorted(threads)
     marks = ",".join("?" * len(ordered))
-    sessions = [SessionRow(**decoded(r)) for r in db.execute(
+    fresh = {r.session_id: r for r in written}
+    sessions = [fresh.get(r["session_id"]) or SessionRow(**decoded(r)) for r in db.execute(
         f"SELECT * FROM sessions WHERE thread_id IN ({marks})", ordered)]
     db.execute(f"DELETE FROM threads WHERE thread_id IN ({marks})", ordered)
     db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
@@ -182,7 +185,7 @@ class SqliteIndex:
                 self.db.executemany("DELETE FROM agent_files WHERE path=?", [(p,) for p in gone])
                 self.db.executemany(INSERT_FILE, [values_of(f) for f in files])
                 self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
-                _refresh(self.db, touched)
+                _refresh(self.db, touched, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index update failed", exc) from exc
 
