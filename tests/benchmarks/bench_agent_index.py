@@ -122,7 +122,7 @@ def main() -> int:
     native = args.native or (2000 if args.small else 10_000)
     from sessionkeeper.api import Keeper
 
-    with tempfile.TemporaryDirectory(prefix="sk-bench-agent-index-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="skbench_agent_index_") as tmp:
         work = Path(tmp)
         root = work / "claude"
         t = perf()

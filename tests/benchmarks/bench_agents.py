@@ -281,7 +281,7 @@ def main() -> int:
         print(json.dumps(result))
         return 0
     sessions = args.sessions or (100 if args.small else 2000)
-    work = Path(tempfile.mkdtemp(prefix="sk-bench-agents-"))
+    work = Path(tempfile.mkdtemp(prefix="skbench_agents_"))
     root = work / "claude"
     try:
         start = perf()

@@ -305,7 +305,7 @@ def main() -> int:
     print(f"machine: nproc {os.cpu_count()}, Python {platform.python_version()}, "
           f"zstandard {zstandard.__version__}, load {os.getloadavg()[0]:.1f}")
     print(f"medians of {reps} repetitions of {per} puts; subject and baseline alternating")
-    tmp = Path(tempfile.mkdtemp(prefix="sk-bench-blobs-"))
+    tmp = Path(tempfile.mkdtemp(prefix="skbench_blobs_"))
     try:
         res = {"a": case_a(tmp, reps, per), "b": case_b(tmp, 100), "c": case_c(tmp, reps),
                "d": case_d(tmp, reps, per)}

@@ -91,7 +91,7 @@ def close(saver: Saver) -> None:
 
 def throughput(make: Callable[[Path], Saver], steps: int) -> float:
     """Steps per second of one fresh saver."""
-    root = Path(tempfile.mkdtemp(prefix="sk-bench-fw-"))
+    root = Path(tempfile.mkdtemp(prefix="skbench_fw_"))
     try:
         saver = make(root)
         try:
@@ -128,7 +128,7 @@ def get_latest(sizes: tuple[int, int], calls: int) -> dict[int, Any]:
     config: Any = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
     out: dict[int, Any] = {}
     for size in sizes:
-        root = Path(tempfile.mkdtemp(prefix="sk-bench-fw-"))
+        root = Path(tempfile.mkdtemp(prefix="skbench_fw_"))
         try:
             saver = ours(root, "written")
             workload(saver, size)
