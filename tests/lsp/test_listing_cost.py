@@ -1,0 +1,75 @@
+"""What the server's first listing costs (issue 13): it loads only what a listing needs, and
+what it defers still arrives when first needed (fixtures: `repo`, `store_dir`, conftest; a real
+git repository, a real store, a fresh interpreter per probe)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from sessionkeeper.lsp.app import dispatch
+from sessionkeeper.lsp.options import ServerOptions
+from sessionkeeper.lsp.server import SessionKeeperServer
+
+SERVER = str(Path(__file__).resolve().parents[2] / "server")
+PROBE = """
+import asyncio, json, sys
+from sessionkeeper.lsp.app import dispatch
+from sessionkeeper.lsp.options import ServerOptions
+from sessionkeeper.lsp.server import SessionKeeperServer
+
+ls = SessionKeeperServer(store=sys.argv[1])
+ls.workspace_root = sys.argv[2]
+ls.options = ServerOptions(watch=False)
+listed = asyncio.run(dispatch(ls, "session/list", {}))
+ls.close_all()
+print(json.dumps({"listed": len(listed["threads"]), "modules": sorted(sys.modules)}))
+"""
+
+
+def _listing_modules(store: Path, workspace: Path, home: Path) -> tuple[int, set[str]]:
+    env = {**os.environ, "PYTHONPATH": SERVER, "HOME": str(home), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", PROBE, str(store), str(workspace)], env=env,
+                          capture_output=True, text=True, check=True)
+    out = json.loads(done.stdout.splitlines()[-1])
+    return out["listed"], set(out["modules"])
+
+
+def test_the_first_listing_imports_no_record_schema(repo: Path, store_dir: Path,
+                                                    tmp_path: Path) -> None:
+    """Fixtures: `repo`, `store_dir` with one thread started in `repo` (API, this process)."""
+    from sessionkeeper.api import Keeper
+
+    Keeper(store_dir).start(repo, title="listed").close()
+    home = tmp_path / "home"
+    home.mkdir()
+    listed, modules = _listing_modules(store_dir, repo, home)
+    assert listed == 1
+    assert "sessionkeeper.api" in modules  # the probe did list through the Keeper
+    assert {m for m in modules if m == "sessionkeeper.schema" or m.startswith(
+        "sessionkeeper.schema.")} == set()
+
+
+async def test_a_session_started_after_a_listing_records_the_servers_client(
+        repo: Path, store_dir: Path) -> None:
+    """Fixtures: `repo`, `store_dir`; an in-process server for editor "vscode"."""
+    ls = SessionKeeperServer(store=str(store_dir))
+    ls.workspace_root, ls.editor = str(repo), "vscode"
+    ls.options = ServerOptions(watch=False)
+    ls.protocol.notify = lambda method, params=None: None  # type: ignore[method-assign]
+    try:
+        await dispatch(ls, "session/list", {})
+        started = await dispatch(ls, "session/start", {"title": "after a listing"})
+        path = await ls.run(lambda: ls.keeper.store.session_path(started["session_id"]))
+    finally:
+        ls.close_all()
+    meta = orjson.loads(Path(path).read_bytes().split(b"\n", 1)[0])
+    assert meta["client"]["name"] == "sessionkeeper-lsp (vscode)"
+    assert meta["client"]["version"]
