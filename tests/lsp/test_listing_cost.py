@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -73,3 +74,46 @@ async def test_a_session_started_after_a_listing_records_the_servers_client(
     meta = orjson.loads(Path(path).read_bytes().split(b"\n", 1)[0])
     assert meta["client"]["name"] == "sessionkeeper-lsp (vscode)"
     assert meta["client"]["version"]
+
+
+async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
+        repo: Path, store_dir: Path) -> None:
+    """Fixtures: `repo`, `store_dir`; an in-process server's real list, show, check and status
+    results, and a value with a namedtuple, a tuple, an enum and a nested dataclass."""
+    import collections
+    import dataclasses
+    import enum
+
+    from sessionkeeper.lsp.rpc import METHODS, structure, unstructure
+
+    ls = SessionKeeperServer(store=str(store_dir))
+    ls.workspace_root = str(repo)
+    ls.options = ServerOptions(watch=False)
+    ls.protocol.notify = lambda method, params=None: None  # type: ignore[method-assign]
+    results: list[Any] = []
+    try:
+        started = await dispatch(ls, "session/start", {"title": "converted"})
+        await dispatch(ls, "session/record", {"session_id": started["session_id"], "events": [
+            {"type": "todo", "items": [{"id": "a", "text": "t", "status": "done"}]}]})
+        for name, raw in (("session/list", {}), ("session/show", {"thread_id": started["thread_id"]}),
+                          ("session/checkResume", {"thread_id": started["thread_id"]}),
+                          ("session/current", {})):
+            method = METHODS[name]
+            results.append(await method.handler(ls, structure(raw, method.params)))
+    finally:
+        ls.close_all()
+
+    class Kind(enum.Enum):
+        ONE = 1
+
+    Pair = collections.namedtuple("Pair", "left right")
+
+    @dataclasses.dataclass(frozen=True)
+    class Odd:
+        value: Any
+        more: Any = None
+
+    results.append(Odd(value=[1, (2, Pair(3, [Odd(Kind.ONE)]))], more={"k": {"x": Odd(())}}))
+    assert all(dataclasses.is_dataclass(r) for r in results)
+    for result in results:
+        assert repr(unstructure(result)) == repr(dataclasses.asdict(result))

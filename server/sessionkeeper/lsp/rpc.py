@@ -8,6 +8,7 @@ shape is -32602, anything else is an internal error (-32603) and the server carr
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import re
@@ -150,8 +151,39 @@ def _domain_error(exc: BaseException) -> SessionKeeperError | None:
 def unstructure(result: Any) -> Any:
     """A result dataclass (or None, or plain data) as JSON-able data."""
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return dataclasses.asdict(result)
+        return _plain(result)
     return result
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """`dataclasses.asdict`'s answer, without its deep copy of every str and number (an atom is
+    its own copy) and with each dataclass's field names looked up once."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(kind):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, dict)):  # the rare containers: as asdict makes them
+        return dataclasses.asdict(_Box(value))["value"]
+    return copy.deepcopy(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Box:
+    """One value, for `dataclasses.asdict` to convert as it converts a field."""
+
+    value: Any
 
 
 @dataclasses.dataclass(frozen=True)
