@@ -117,3 +117,29 @@ async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
     assert all(dataclasses.is_dataclass(r) for r in results)
     for result in results:
         assert repr(unstructure(result)) == repr(dataclasses.asdict(result))
+
+
+def test_a_converted_result_is_sent_as_it_is_and_an_lsp_result_is_still_converted() -> None:
+    """Fixture: the server's message converter; a ListResult converted by `unstructure`, and
+    lsprotocol's InitializeResult (attrs) as pygls answers `initialize`."""
+    from lsprotocol import types
+    from pygls.protocol import JsonRPCResponseMessage
+
+    from sessionkeeper.lsp.protocol import ListResult
+    from sessionkeeper.lsp.rpc import unstructure
+    from sessionkeeper.lsp.server import raw_json_converter
+    from sessionkeeper.recovery.summary import Progress, ThreadSummary
+
+    conv = raw_json_converter()
+    page = unstructure(ListResult(threads=[ThreadSummary(thread_id="t1", todos=Progress(
+        done=1, total=2))], next_cursor=None))
+    sent = conv.unstructure(JsonRPCResponseMessage(id=7, result=page, jsonrpc="2.0"))
+    assert sent == {"id": 7, "jsonrpc": "2.0", "result": page} and sent["result"] is page
+    assert json.loads(json.dumps(sent))["result"]["threads"][0]["todos"] == {"done": 1, "total": 2}
+    init = types.InitializeResult(capabilities=types.ServerCapabilities(hover_provider=True),
+                                  server_info=types.ServerInfo(name="sessionkeeper"))
+    sent = conv.unstructure(JsonRPCResponseMessage(id=1, result=init, jsonrpc="2.0"))
+    assert sent["result"] == {"capabilities": {"hoverProvider": True},
+                              "serverInfo": {"name": "sessionkeeper"}}
+    assert conv.unstructure(JsonRPCResponseMessage(id=2, result=None, jsonrpc="2.0")) == {
+        "id": 2, "jsonrpc": "2.0", "result": None}

@@ -148,10 +148,15 @@ def _domain_error(exc: BaseException) -> SessionKeeperError | None:
     return None
 
 
+class PlainJson(dict[str, Any]):
+    """A result dataclass already converted to JSON data: its response is sent as it is
+    (pygls' converter does not walk it a second time; see `server.raw_json_converter`)."""
+
+
 def unstructure(result: Any) -> Any:
     """A result dataclass (or None, or plain data) as JSON-able data."""
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return _plain(result)
+        return PlainJson(_plain(result))
     return result
 
 
