@@ -173,12 +173,13 @@ def _plain(value: Any) -> Any:
     names = _FIELDS.get(kind)
     if names is None and dataclasses.is_dataclass(kind):
         names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
+    if names is not None:  # an atom field is taken as it is, without a call
+        return {name: v if type(v := getattr(value, name)) in _ATOMS else _plain(v)
+                for name in names}
     if kind is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
     if kind is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {_plain(k): v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, dict)):  # the rare containers: as asdict makes them
         return dataclasses.asdict(_Box(value))["value"]
     return copy.deepcopy(value)
