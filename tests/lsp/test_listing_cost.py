@@ -43,7 +43,7 @@ def _listing_modules(store: Path, workspace: Path, home: Path) -> tuple[int, set
     return out["listed"], set(out["modules"])
 
 
-def test_the_first_listing_imports_no_record_schema(repo: Path, store_dir: Path,
+def test_the_first_listing_imports_no_record_schema_nor_shutil(repo: Path, store_dir: Path,
                                                     tmp_path: Path) -> None:
     """Fixtures: `repo`, `store_dir` with one thread started in `repo` (API, this process)."""
     from sessionkeeper.api import Keeper
@@ -56,6 +56,7 @@ def test_the_first_listing_imports_no_record_schema(repo: Path, store_dir: Path,
     assert "sessionkeeper.api" in modules  # the probe did list through the Keeper
     assert {m for m in modules if m == "sessionkeeper.schema" or m.startswith(
         "sessionkeeper.schema.")} == set()
+    assert "shutil" not in modules  # only archiving moves rollouts
 
 
 async def test_a_session_started_after_a_listing_records_the_servers_client(
