@@ -80,7 +80,8 @@ async def test_a_session_started_after_a_listing_records_the_servers_client(
 async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
         repo: Path, store_dir: Path) -> None:
     """Fixtures: `repo`, `store_dir`; an in-process server's real list, show, check and status
-    results, and a value with a namedtuple, a tuple, an enum and a nested dataclass."""
+    results, and a value with a namedtuple, tuples, an enum, an OrderedDict and nested
+    dataclasses."""
     import collections
     import dataclasses
     import enum
@@ -114,7 +115,8 @@ async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
         value: Any
         more: Any = None
 
-    results.append(Odd(value=[1, (2, Pair(3, [Odd(Kind.ONE)]))], more={"k": {"x": Odd(())}}))
+    results.append(Odd(value=[1, (2, Pair(3, [Odd(Kind.ONE)]))], more={
+        "k": {"x": Odd(())}, "o": collections.OrderedDict(a=[Odd(1.5, (True, None))])}))
     assert all(dataclasses.is_dataclass(r) for r in results)
     for result in results:
         assert repr(unstructure(result)) == repr(dataclasses.asdict(result))

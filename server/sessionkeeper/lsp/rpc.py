@@ -180,16 +180,13 @@ def _plain(value: Any) -> Any:
         return [v if type(v) in _ATOMS else _plain(v) for v in value]
     if kind is dict:
         return {_plain(k): v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, dict)):  # the rare containers: as asdict makes them
-        return dataclasses.asdict(_Box(value))["value"]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # the rarer ones, as asdict does
+        return kind(*[_plain(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return kind(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return kind((_plain(k), _plain(v)) for k, v in value.items())
     return copy.deepcopy(value)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Box:
-    """One value, for `dataclasses.asdict` to convert as it converts a field."""
-
-    value: Any
 
 
 @dataclasses.dataclass(frozen=True)
