@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,11 +40,13 @@ class Starting:
 
     def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
                  redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
-                 client: ClientInfo | None = None, hooks: HookRegistry | None = None,
+                 client: ClientInfo | Callable[[], ClientInfo] | None = None,
+                 hooks: HookRegistry | None = None,
                  reset_policy: ResetPolicy | str = "none", read_only: bool = False,
                  content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
                  blob_cap_bytes: int | None = None, agents: AgentSources | None = None) -> None:
-        """`read_only`: only read the store (nothing created or changed on disk)."""
+        """`read_only`: only read the store (nothing created or changed on disk); `client`: who
+        records, or a function making it when first recorded (a listing then imports no schema)."""
         self._root = store
         self.agent_sources = agents
         self.read_only = read_only
@@ -64,7 +67,8 @@ class Starting:
         """Who records: given, or the Python API."""
         from .schema import ClientInfo
 
-        return self._client or ClientInfo(name="sessionkeeper-python")
+        given = self._client() if callable(self._client) else self._client
+        return given or ClientInfo(name="sessionkeeper-python")
 
     @cached_property
     def store(self) -> Store:

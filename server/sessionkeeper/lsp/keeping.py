@@ -22,6 +22,7 @@ from .options import ServerOptions
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
+    from ..schema import ClientInfo
     from .agent_roots import RootsWatcher
 
 log = logging.getLogger("sessionkeeper.lsp")
@@ -50,20 +51,25 @@ class KeeperHost:
         """The Keeper, created on first need (domain worker only)."""
         if self._keeper is None:
             from ..api import Keeper  # the store, the index, filelock: on first need only
-            from ..schema import ClientInfo
 
-            name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
             content: dict[str, Any] = {"allow_secret_files": self.options.allowSecretFiles}
             if self.options.contentLimitBytes is not None:
                 content["content_limit_bytes"] = self.options.contentLimitBytes
             self._keeper = Keeper(self.store_path, durability=self._durability(),
                                   redact=self._redact(), hooks=registry_from(self.options.hooks),
-                                  client=ClientInfo(name=name[:100], version=__version__),
-                                  agents=self._agent_sources(), **content)
+                                  client=self._client_info, agents=self._agent_sources(),
+                                  **content)
             from ..listing import BaselineCache
 
             self._keeper.baselines = BaselineCache()  # picker pages reuse the workspace's git
         return self._keeper
+
+    def _client_info(self) -> ClientInfo:
+        """Who records through this server (made when first recorded: a listing needs no schema)."""
+        from ..schema import ClientInfo
+
+        name = "sessionkeeper-lsp" + (f" ({self.editor})" if self.editor else "")
+        return ClientInfo(name=name[:100], version=__version__)
 
     def _agent_sources(self) -> AgentSources | None:
         """The agents' logs the options name (all, from their env/default roots, by default)."""

@@ -8,6 +8,7 @@ shape is -32602, anything else is an internal error (-32603) and the server carr
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import re
@@ -147,11 +148,45 @@ def _domain_error(exc: BaseException) -> SessionKeeperError | None:
     return None
 
 
+class PlainJson(dict[str, Any]):
+    """A result dataclass already converted to JSON data: its response is sent as it is
+    (pygls' converter does not walk it a second time; see `server.raw_json_converter`)."""
+
+
 def unstructure(result: Any) -> Any:
     """A result dataclass (or None, or plain data) as JSON-able data."""
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        return dataclasses.asdict(result)
+        return PlainJson(_plain(result))
     return result
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """`dataclasses.asdict`'s answer, without its deep copy of every str and number (an atom is
+    its own copy) and with each dataclass's field names looked up once."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(kind):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    if names is not None:  # an atom field is taken as it is, without a call
+        return {name: v if type(v := getattr(value, name)) in _ATOMS else _plain(v)
+                for name in names}
+    if kind is list:
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
+    if kind is dict:
+        return {_plain(k): v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # the rarer ones, as asdict does
+        return kind(*[_plain(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return kind(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return kind((_plain(k), _plain(v)) for k, v in value.items())
+    return copy.deepcopy(value)
 
 
 @dataclasses.dataclass(frozen=True)

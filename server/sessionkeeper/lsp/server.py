@@ -44,7 +44,7 @@ from .keeping import KeeperHost
 from .live import Live
 from .options import ServerOptions
 from .protocol import ResumeResult, Status, ThreadsChanged
-from .rpc import InvalidParams, unstructure
+from .rpc import InvalidParams, PlainJson, unstructure
 from .watch import Watcher
 from .watching import WorkspaceWatching
 
@@ -65,12 +65,21 @@ T = TypeVar("T")
 
 
 def raw_json_converter() -> Any:
-    """pygls' converter, but custom-method params and results stay plain JSON (not namedtuples)."""
+    """pygls' converter, but custom-method params and results stay plain JSON (not namedtuples),
+    and a result already converted (`PlainJson`) is sent without walking it again."""
     conv = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         names = tuple(attrs.fields_dict(cls))
         conv.register_structure_hook(
             cls, lambda obj, c, names=names: c(**{n: obj.get(n) for n in names}))
+    response = conv.get_unstructure_hook(JsonRPCResponseMessage)
+
+    def unstructure_response(message: JsonRPCResponseMessage) -> Any:
+        if type(message.result) is PlainJson:
+            return {"id": message.id, "jsonrpc": message.jsonrpc, "result": message.result}
+        return response(message)
+
+    conv.register_unstructure_hook(JsonRPCResponseMessage, unstructure_response)
     return conv
 
 
