@@ -16,14 +16,14 @@ from ..events import describe
 from ..recovery.report import Report, Verdict
 from ..recovery.summary import Progress, ThreadSummary, tests_of, thread_summary, todos_of
 from ..store.index import NATIVE, SessionRow, ThreadRow, threads_of
-from ..store.reader import Rollout
-from ..store.recorder import Ack
 from .live import Live, changed_paths
 from .protocol import AckOut, RecordResult, SessionSummary, Status, TimelineEntry
 from .rpc import InvalidParams
 
 if TYPE_CHECKING:
     from ..session import Session
+    from ..store.reader import Rollout
+    from ..store.recorder import Ack
 
 TIMELINE_LIMIT = 200
 

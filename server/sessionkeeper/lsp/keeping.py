@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..recovery.command_hooks import registry_from
 from .options import ServerOptions
 
 if TYPE_CHECKING:
@@ -51,6 +50,7 @@ class KeeperHost:
         """The Keeper, created on first need (domain worker only)."""
         if self._keeper is None:
             from ..api import Keeper  # the store, the index, filelock: on first need only
+            from ..recovery.command_hooks import registry_from
 
             content: dict[str, Any] = {"allow_secret_files": self.options.allowSecretFiles}
             if self.options.contentLimitBytes is not None:
@@ -137,3 +137,4 @@ class KeeperHost:
         if self.options.redaction is not None:
             return self.options.redaction
         return os.environ.get(ENV_REDACTION, "1").strip().lower() not in ("0", "false", "no", "off")
+

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..recovery.assess import BASELINE_KINDS
-from ..recovery.baseline import BLOCKING_KINDS, current_workspace, verdict_of
 from ..recovery.findings import Difference, Invalidation
-from ..recovery.report import Verdict
-from ..recovery.state import SessionState
-from ..recovery.subsystems.worktree import Worktree
+from ..recovery.verdicts import Verdict
+
+if TYPE_CHECKING:  # the checks are loaded by the first live check, not at server start
+    from ..recovery.state import SessionState
 
 FILE_KINDS = frozenset({"file_changed", "file_missing"})
 
@@ -33,6 +33,10 @@ class Live:
 
 def assess_live(state: SessionState, root: str) -> Live:
     """Check a live session's state against `root` now (domain worker only)."""
+    from ..recovery.assess import BASELINE_KINDS
+    from ..recovery.baseline import BLOCKING_KINDS, current_workspace, verdict_of
+    from ..recovery.subsystems.worktree import Worktree
+
     workspace = current_workspace(root)
     baseline = state.get(Worktree).validate(workspace, {})
     invalidated: list[Invalidation] = []

@@ -15,7 +15,6 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..recovery.subsystems.file_history import FileHistory
 from . import gitops
 from .checkout import explained_by_move, git_moved_event
 from .gitops import Head
@@ -110,6 +109,8 @@ class WorkspaceWatching:
         if moved:
             explained = explained_by_move(root, old, now, [c.path for c in changes])
             changes = [c for c in changes if c.path not in explained]
+            from ..recovery.subsystems.file_history import FileHistory
+
             history = session.state.get(FileHistory)
             event = git_moved_event(old, now, explained=explained,
                                     seen=lambda p: history.last(p) is not None)
@@ -136,6 +137,8 @@ class WorkspaceWatching:
         root = session.workspace
         if root != self.watcher.root:
             return 0
+        from ..recovery.subsystems.file_history import FileHistory
+
         events = file_change_events(
             changes, last=session.state.get(FileHistory).last,
             author_of=lambda change: self._author_of(root, change))
