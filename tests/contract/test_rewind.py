@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -15,19 +14,8 @@ from sessionkeeper.store.blobs import BlobStore
 
 from ..conftest import git
 from ..file_session import FileSession
-
-V1 = {"payment.py": b"def charge(amount):\n    return round(amount, 2)\n",
-      "test_payment.py": b"from payment import charge\n\ndef test_round():\n    assert charge(1.005)\n",
-      "ledger.py": b"ENTRIES = []\n\ndef post(entry):\n    ENTRIES.append(entry)\n"}
-V2 = {"payment.py": b"def charge(amount, fee=0):\n    return round(amount + fee, 2)\n",
-      "test_payment.py": b"from payment import charge\n\ndef test_fee():\n    assert charge(1, fee=1) == 2\n",
-      "ledger.py": b"ENTRIES: list = []\n\ndef post(entry):\n    ENTRIES.append(dict(entry))\n"}
-REFUND = b"def refund(amount):\n    return -amount\n"
-USER = b"from payment import charge\n\n# the user's own test, never recorded by the session\n"
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+from ..rewind_files import REFUND, USER, V1, V2
+from ..rewind_files import sha as _sha
 
 
 def _disk(root: Path) -> dict[str, bytes]:

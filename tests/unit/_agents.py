@@ -159,3 +159,15 @@ def _branch(repo: Path) -> str:
 
     return subprocess.run(["git", "branch", "--show-current"], cwd=repo, capture_output=True,
                           text=True, check=True).stdout.strip()
+
+
+def assert_valid_records(agent: str, scenario: str) -> None:
+    """Every record read from the scenario's files validates as an event and seq runs 1..n."""
+    from sessionkeeper import agents
+    from sessionkeeper.validate import validate_event
+
+    for found in files(agent, root(agent, scenario)):
+        result = agents.get(agent).read(found)
+        assert [r["seq"] for r in result.records] == list(range(1, len(result.records) + 1))
+        for record in result.records:
+            validate_event(record)

@@ -13,6 +13,7 @@ from sessionkeeper.store.reader import Status
 from sessionkeeper.validate import validate_event
 from tests.conftest import git, init_repo
 from tests.unit._agents import (
+    assert_valid_records,
     context,
     files,
     generator,
@@ -65,11 +66,7 @@ def test_intact_transcript_replays_todos_ledger_cost_and_edits() -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario: str) -> None:
     """Every claude fixture: each record validates as an event and seq runs 1..n."""
-    for found in files("claude", root("claude", scenario)):
-        result = agents.get("claude").read(found)
-        assert [r["seq"] for r in result.records] == list(range(1, len(result.records) + 1))
-        for record in result.records:
-            validate_event(record)
+    assert_valid_records("claude", scenario)
 
 
 def test_torn_tail_is_reported_not_a_blank_resume() -> None:

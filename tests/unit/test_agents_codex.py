@@ -15,6 +15,7 @@ from sessionkeeper.store.reader import Status
 from sessionkeeper.validate import validate_event
 from tests.conftest import git, init_repo
 from tests.unit._agents import (
+    assert_valid_records,
     context,
     files,
     generator,
@@ -69,11 +70,7 @@ def test_intact_rollout_replays_plan_ledger_cost_model_permissions_and_edits() -
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_every_record_is_valid_in_our_vocabulary_with_contiguous_seq(scenario: str) -> None:
     """Every codex fixture: each record validates as an event and seq runs 1..n."""
-    for found in files("codex", root("codex", scenario)):
-        result = agents.get("codex").read(found)
-        assert [r["seq"] for r in result.records] == list(range(1, len(result.records) + 1))
-        for record in result.records:
-            validate_event(record)
+    assert_valid_records("codex", scenario)
 
 
 def test_torn_tail_is_reported_and_the_complete_prefix_used() -> None:
