@@ -196,8 +196,7 @@ class Resuming(Reading):
                 raise InvalidEvent(f"at_seq {at_seq} is outside the thread's records "
                                    f"(seq {first}..{last})")
             rollouts = [_cut(r, at_seq) for r in readable if _first_seq(r) <= at_seq]
-        replayed = replay(rollouts)
-        replayed.state.attach_log(thread_log(self.store, thread_id))
+        replayed = replay(rollouts, log=thread_log(self.store, thread_id))
         cwd = workspace or replayed.meta["cwd"]
         session, _ = self.continue_thread(
             replayed, workspace=cwd, source="fork",

@@ -185,9 +185,9 @@ class Starting:
 
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
-            replayed = replay(self.store.read_thread(writer.thread_id))
-            replayed.state.attach_log(thread_log(self.store, writer.thread_id,
-                                                 before=writer.recorder.flush))
+            replayed = replay(self.store.read_thread(writer.thread_id),
+                              log=thread_log(self.store, writer.thread_id,
+                                             before=writer.recorder.flush))
         except BaseException:
             writer.close()
             raise

@@ -8,8 +8,10 @@ import orjson
 import pytest
 
 from sessionkeeper.api import Keeper
+from sessionkeeper.errors import OperationConflict
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.recovery.subsystems.context import Context
+from sessionkeeper.recovery.subsystems.operations import Operations
 from sessionkeeper.session import Session
 from sessionkeeper.store.reader import read_latest, read_rollout
 
@@ -167,3 +169,56 @@ def test_a_thread_replayed_without_its_store_reads_only_what_was_read(store_dir:
     window = replay([read_latest(session.writer.path)])
     with pytest.raises(LookupError):  # the earlier messages are on disk, never silently missing
         window.state.get(Context).conversation()
+
+
+def _operations(session: Session, count: int, *, start: int = 0) -> None:
+    for i in range(start, start + count):
+        session.begin_operation(f"op-{i}", "shell", {"cmd": f"pytest -k case{i}"})
+        session.finish_operation(f"op-{i}", result={"exit": 0, "out": f"ok {i}"})
+
+
+def test_snapshot_size_grows_by_a_fingerprint_per_finished_operation(store_dir: Path,
+                                                                       repo: Path) -> None:
+    """Fixture: two threads of 400 and 4,000 finished operations; automatic snapshots."""
+    keeper = Keeper(store_dir, snapshot_min_bytes=4096, durability="none")
+    sizes = []
+    for count in (400, 4000):
+        session = keeper.start(repo)
+        _operations(session, count)
+        session.snapshot()
+        session.close()
+        sizes.append(len(_snapshots(session.writer.path)[-1]))
+    assert sizes[1] - sizes[0] <= 12 * 3600  # 8 bytes of base64 per archived operation, no more
+
+
+def test_an_old_operation_is_reused_or_refused_after_a_resume(store_dir: Path, repo: Path) -> None:
+    """Fixture: 1,000 finished operations, the session closed, resumed in a new Keeper."""
+    keeper = Keeper(store_dir, snapshot_min_bytes=4096, durability="none")
+    session = keeper.start(repo)
+    _operations(session, 1000)
+    session.close()
+    _, resumed = Keeper(store_dir).resume(session.thread_id, workspace=str(repo))
+    assert resumed is not None
+    ticket = resumed.begin_operation("op-3", "shell", {"cmd": "pytest -k case3"})
+    assert (ticket.action, ticket.result) == ("reuse", {"exit": 0, "out": "ok 3"})
+    with pytest.raises(OperationConflict):
+        resumed.begin_operation("op-4", "shell", {"cmd": "rm -rf /"})
+    again = resumed.record({"type": "operation", "operation_id": "op-5", "tool": "shell",
+                            "status": "committed", "result": {"exit": 0, "out": "ok 5"}})
+    assert again.duplicate
+    resumed.close()
+
+
+def test_a_replay_from_the_snapshot_equals_a_replay_of_every_record(store_dir: Path,
+                                                                    repo: Path) -> None:
+    """Fixture: 700 finished operations, one left started; read latest and read whole."""
+    keeper = Keeper(store_dir, snapshot_min_bytes=4096, durability="none")
+    session = keeper.start(repo)
+    _operations(session, 700)
+    session.begin_operation("op-doubt", "shell", {"cmd": "deploy"})
+    _operations(session, 50, start=700)
+    session.close()
+    latest, whole = keeper.replay(session.thread_id), keeper.replay(session.thread_id, full=True)
+    assert latest.latest.from_snapshot and not whole.latest.from_snapshot
+    assert latest.state.get(Operations).snapshot() == whole.state.get(Operations).snapshot()
+    assert latest.state.get(Operations).counts()["total"] == 751

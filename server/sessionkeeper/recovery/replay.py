@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import Record
 from ..store.reader import Damage, Rollout, Status
 from .state import SessionState
+
+if TYPE_CHECKING:
+    from ..store.log import LogReader
 
 
 @dataclass
@@ -47,11 +50,18 @@ def _damage_entries(rollout: Rollout, damage: list[Damage]) -> list[dict[str, An
             for d in damage]
 
 
-def replay(rollouts: list[Rollout], *, agent: str = "native") -> Replayed:
-    """Fold rollouts oldest to newest; a rollout read from a snapshot restores it first."""
+def replay(rollouts: list[Rollout], *, agent: str = "native",
+           log: LogReader | None = None) -> Replayed:
+    """Fold rollouts oldest to newest; a rollout read from a snapshot restores it first.
+
+    The state reads back what it refers to by seq through `log` (the store's Keeper gives the
+    thread's log on disk), else through the records read here — attached before folding, as a
+    record may name what only the log holds (an archived operation).
+    """
     state = SessionState()
     usable: list[Rollout] = []
     out = Replayed(rollouts=usable, state=state, meta={}, agent=agent)
+    state.attach_log(log or _in_memory(usable))
     for rollout in rollouts:
         if rollout.meta is None or rollout.status in (Status.EMPTY, Status.NO_META,
                                                       Status.FUTURE_SCHEMA):
@@ -65,18 +75,17 @@ def replay(rollouts: list[Rollout], *, agent: str = "native") -> Replayed:
         state.apply(rollout.meta)
         state.fold(rollout.records)
         out.meta = rollout.meta
-    state.attach_log(_in_memory(usable))  # the store's Keeper attaches the whole thread's log
     return out
 
 
 def _in_memory(rollouts: list[Rollout]) -> Callable[[int, int, frozenset[str] | None],
                                                     Iterator[Record]]:
-    """A log over the records read (enough for a full read, e.g. an agent's own file); asked
-    for records before a snapshot it started from, it raises LookupError (they are on disk)."""
-    start = next((r for r in rollouts if r.from_snapshot), None)
-    covered = start.records[0]["seq"] if start is not None and start.records else None
+    """A log over the records read so far (enough for a full read, e.g. an agent's own file);
+    asked for records before a snapshot it started from, it raises LookupError (on disk)."""
 
     def read(after: int, through: int, types: frozenset[str] | None) -> Iterator[Record]:
+        start = next((r for r in rollouts if r.from_snapshot), None)
+        covered = start.records[0]["seq"] if start is not None and start.records else None
         if covered is not None and after < covered - 1:
             raise LookupError(f"records after seq {after} lie before the snapshot read "
                               f"(seq {covered}): read them through the store")
