@@ -33,6 +33,7 @@ from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
 from ..store.blobs import BlobStore
 from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
+from .paths import RealPaths
 from .subsystems.file_history import FileHistory
 
 if TYPE_CHECKING:
@@ -184,11 +185,12 @@ def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]
     if done is None or done.returncode != 0:
         return
     skip_real = os.path.realpath(skip) if skip else None
+    paths = RealPaths(workspace)
     for raw in dict.fromkeys(done.stdout.split(b"\0")):
         if not raw:
             continue
         rel = raw.decode("utf-8", "surrogateescape")
-        if skip_real and os.path.realpath(os.path.join(workspace, rel)).startswith(skip_real + os.sep):
+        if skip_real and paths.real(rel).startswith(skip_real + os.sep):
             continue
         yield rel
 
@@ -203,6 +205,7 @@ def scan(session: Session) -> list[Record]:
     if where.commit is None:
         return []
     events: list[Record] = []
+    paths = RealPaths(where.workspace)
     for number, rel in enumerate(differing_files(where.workspace, skip=store_root)):
         if number >= SCAN_MAX_FILES:
             log.warning("%s: more than %d files differ from the baseline; the rest are not seen",
@@ -211,7 +214,7 @@ def scan(session: Session) -> list[Record]:
         if history.last(rel) is not None:
             continue
         try:
-            digest = file_hash(where.workspace, rel)
+            digest = file_hash(where.workspace, rel, paths=paths)
         except (PathEscapesRoot, OSError):
             continue
         earlier = history.seen.get(rel)
