@@ -299,6 +299,22 @@ def test_registry_knows_both_agents_by_name() -> None:
     assert files("codex", AGENT_FIXTURES / "claude/intact") == []
 
 
+def test_every_module_defining_an_agent_is_in_agent_modules() -> None:
+    """No fixture: each module of the package imported; the ones defining an Agent subclass."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    defining = set()
+    for info in pkgutil.iter_modules(agents.__path__):
+        module = importlib.import_module(f"sessionkeeper.agents.{info.name}")
+        if any(issubclass(value, agents.Agent) and value is not agents.Agent
+               and value.__module__ == module.__name__
+               for value in vars(module).values() if inspect.isclass(value)):
+            defining.add(info.name)
+    assert defining == set(agents.AGENT_MODULES)
+
+
 def _sessions(where: Path, count: int) -> list[Path]:
     project = where / "projects/p"
     project.mkdir(parents=True, exist_ok=True)

@@ -45,10 +45,10 @@ from .lines import (
     stat_of,
     zst_reader,
 )
-from .translate import Translator
 
 if TYPE_CHECKING:
     from .agent import Agent
+    from .translate import Translator
 
 
 def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
