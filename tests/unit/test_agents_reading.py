@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionkeeper import agents
-from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable, Checkpoint
+from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable
 from sessionkeeper.agents.lines import MAX_LINE, iter_lines
+from sessionkeeper.agents.reads import Checkpoint
 from tests.unit._agents import AGENT_FIXTURES, copy_root, files, generator, only_session, tree_digest
 
 GEN = generator()

@@ -9,19 +9,15 @@ file patterns); each agent imports its translator when a file is parsed.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
-from .base import (
-    AgentFile,
-    AgentLogUnreadable,
-    Changes,
-    Checkpoint,
-    LineDamage,
-    LineTail,
-    Read,
-    SessionSummary,
-)
+from .base import AgentFile, AgentLogUnreadable, Changes
 from .registry import REGISTRY, register
+
+if TYPE_CHECKING:
+    from .reads import Checkpoint, LineDamage, LineTail, Read, SessionSummary
+_READS = frozenset({"Checkpoint", "LineDamage", "LineTail", "Read", "SessionSummary"})
 
 AGENT_MODULES = ("codex", "claude")
 """The modules of this package that register an agent (a test keeps it complete)."""
@@ -34,6 +30,15 @@ def _load() -> None:
     for name in AGENT_MODULES:
         importlib.import_module(f"{__name__}.{name}")
     _LOADED.append(True)
+
+
+def __getattr__(name: str) -> Any:
+    """The values of a read (`reads.py`), imported when first asked for."""
+    if name in _READS:
+        from . import reads
+
+        return getattr(reads, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str) -> Agent:

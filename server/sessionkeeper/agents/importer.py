@@ -20,14 +20,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import GitRefused, InvalidId
 from ..store.index import SUBAGENT, FileCheckpoint, Index, SessionRow
 from . import get, names
-from .base import AgentFile, AgentLogUnreadable, Checkpoint, Read
+from .base import AgentFile, AgentLogUnreadable
+
+if TYPE_CHECKING:
+    from .reads import Checkpoint, Read
 
 Progress = Callable[[int, int], None]
 BATCH = 100
@@ -222,6 +225,8 @@ def _parse(stored: FileCheckpoint) -> _Stored:
         reader = {**raw["reader"], "path": stored.path,
                   "companions": [list(c) for c in stored.companions]}
         reader["summary"] = {**reader["summary"], "path": stored.path}
+        from .reads import Checkpoint
+
         return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()

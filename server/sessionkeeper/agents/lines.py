@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .base import MAX_LINE
+
 CHUNK = 1 << 20
 HEAD_BYTES = 4096
-MAX_LINE = 16 << 20
-"""Longest line parsed (16 MiB); a longer one is reported as damage, never read into memory."""
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
 
