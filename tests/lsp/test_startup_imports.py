@@ -31,6 +31,8 @@ LOADED_ON_FIRST_NEED = [
     "sessionkeeper.lsp.checkout",  # a move of HEAD in a watched batch
     "sessionkeeper.recovery.advice",  # how to switch back
     "sessionkeeper.recovery.subsystems",  # the worktree state of a switch back or live check
+    "sessionkeeper.recovery.lifecycle",  # the hooks, made with the Keeper from the options' specs
+    "sessionkeeper.recovery.baseline",  # hashing a watched batch's files, capturing a baseline
 ]
 
 
