@@ -17,7 +17,9 @@ from .registry import REGISTRY, register
 
 if TYPE_CHECKING:
     from .reads import Checkpoint, LineDamage, LineTail, Read, SessionSummary
+
 _READS = frozenset({"Checkpoint", "LineDamage", "LineTail", "Read", "SessionSummary"})
+"""Re-exported from `reads.py` on first use (a listing creates none of these classes)."""
 
 AGENT_MODULES = ("codex", "claude")
 """The modules of this package that register an agent (a test keeps it complete)."""
