@@ -14,20 +14,19 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import ids, rewinding
+from . import ids
 from .errors import InvalidEvent, UnknownVersion
-from .events import blob_refs
-from .rewinding import RewindReport, history_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where first needed: building a Keeper loads none of the content actions
     from .recovery.diff import FileDiff
     from .recovery.replay import Replayed
     from .recovery.state import SessionState
+    from .rewinding import RewindReport
     from .session import Session
     from .store.blobs import BlobStore, GcReport
     from .store.store import Store
 
-__all__ = ["ContentActions", "RewindReport"]
+__all__ = ["ContentActions"]
 
 
 class ContentActions:
@@ -62,6 +61,7 @@ class ContentActions:
              path: str | None = None, squash: bool = False) -> list[FileDiff]:
         """Unified diffs of a thread's file versions after `from_seq` up to `to_seq`, with authors."""
         from .recovery.diff import diff_history
+        from .rewinding import history_of
 
         history = history_of(self.replay(ids.thread_id(thread_id)).state)
         return diff_history(history.files, blobs=self.blobs, from_seq=from_seq, to_seq=to_seq,
@@ -70,6 +70,7 @@ class ContentActions:
     def blob(self, thread_id: str, key: str) -> bytes:
         """The content of a file version the thread's history names (BlobMissing / BlobCorrupt)."""
         from .errors import BlobMissing
+        from .rewinding import history_of
         from .store.blobs import check_key
 
         history = history_of(self.replay(ids.thread_id(thread_id)).state)
@@ -86,6 +87,8 @@ class ContentActions:
                paths: Sequence[str] | None = None, dry_run: bool = False, force: bool = False,
                undo: bool = False) -> RewindReport:
         """Restore a thread's files to their versions at `to_seq` (or undo the latest rewind)."""
+        from . import rewinding
+
         thread = ids.thread_id(thread_id)
         if undo == (to_seq is not None):
             raise InvalidEvent("rewind: give either to_seq or undo")
@@ -120,6 +123,9 @@ class ContentActions:
                 to_seq: int | None, paths: Sequence[str] | None, force: bool,
                 undo: bool) -> RewindReport:
         """Plan from `state`; carry the plan out when a writable session is given (else: dry run)."""
+        from . import rewinding
+        from .rewinding import RewindReport
+
         undo_of = guard_after = None
         if undo:
             to_seq, paths, undo_of, guard_after = rewinding.undo_target(state)
@@ -152,6 +158,7 @@ class ContentActions:
         The thread defaults to the latest one of `workspace`; returns the agent-authored paths.
         """
         from .recovery import trailers
+        from .rewinding import history_of
 
         if thread_id is None:
             rows = self.rows(workspace=workspace, limit=1)
@@ -168,7 +175,9 @@ class ContentActions:
 
     def blob_references(self) -> tuple[set[str], set[str]]:
         """(every blob a rollout names as stored, archived ones included; what live threads need)."""
+        from .events import blob_refs
         from .recovery.replay import replay
+        from .rewinding import history_of
         from .store.reader import read_rollout
 
         referenced: set[str] = set()

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 from . import ids
 from .errors import InvalidEvent, InvalidWorkspace, UnknownThread
 from .events import Durability, Source, plain
-from .policy import SessionPolicy
+from .policy import ResetPolicy, SessionPolicy
 from .recovery.baseline import capture
-from .recovery.lifecycle import HookRegistry, HookRun, ResetPolicy
 from .store.log import thread_log
 from .store.store import Store
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:  # imported where first needed: a listing or a check loads onl
 
     from .agents.importer import AgentSources
     from .listing import BaselineCache
+    from .recovery.lifecycle import HookRegistry, HookRun
     from .recovery.replay import Replayed
     from .recovery.state import SessionState
     from .schema import ClientInfo, Permissions, SessionMeta
@@ -57,7 +57,7 @@ class Starting:
         self.allow_secret_files = allow_secret_files
         self.blob_cap_bytes = blob_cap_bytes
         self._client = client
-        self.hooks = hooks if hooks is not None else HookRegistry()
+        self._hooks = hooks
         self.reset_policy = ResetPolicy(reset_policy)
         self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
         self.baselines: BaselineCache | None = None  # a long-lived process's git cache
@@ -69,6 +69,13 @@ class Starting:
 
         given = self._client() if callable(self._client) else self._client
         return given or ClientInfo(name="sessionkeeper-python")
+
+    @cached_property
+    def hooks(self) -> HookRegistry:
+        """The hooks its sessions run: given, else an empty registry (made on first need)."""
+        from .recovery.lifecycle import HookRegistry
+
+        return self._hooks if self._hooks is not None else HookRegistry()
 
     @cached_property
     def store(self) -> Store:

@@ -11,7 +11,8 @@ from types import ModuleType
 from typing import Any, cast
 
 from sessionkeeper import agents
-from sessionkeeper.agents.base import AgentFile, Read
+from sessionkeeper.agents.base import AgentFile
+from sessionkeeper.agents.reads import Read
 from sessionkeeper.recovery.baseline import current_workspace, verdict_of
 from sessionkeeper.recovery.replay import Replayed, replay
 from sessionkeeper.recovery.subsystems.base import Difference

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionkeeper import agents
-from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable, Checkpoint
+from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable
 from sessionkeeper.agents.lines import MAX_LINE, iter_lines
+from sessionkeeper.agents.reads import Checkpoint
 from tests.unit._agents import AGENT_FIXTURES, copy_root, files, generator, only_session, tree_digest
 
 GEN = generator()
@@ -297,6 +298,22 @@ def test_registry_knows_both_agents_by_name() -> None:
     assert agents.names() == ["claude", "codex"]
     assert {agents.get(n).name for n in agents.names()} == {"claude", "codex"}
     assert files("codex", AGENT_FIXTURES / "claude/intact") == []
+
+
+def test_every_module_defining_an_agent_is_in_agent_modules() -> None:
+    """No fixture: each module of the package imported; the ones defining an Agent subclass."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    defining = set()
+    for info in pkgutil.iter_modules(agents.__path__):
+        module = importlib.import_module(f"sessionkeeper.agents.{info.name}")
+        if any(issubclass(value, agents.Agent) and value is not agents.Agent
+               and value.__module__ == module.__name__
+               for value in vars(module).values() if inspect.isclass(value)):
+            defining.add(info.name)
+    assert defining == set(agents.AGENT_MODULES)
 
 
 def _sessions(where: Path, count: int) -> list[Path]:

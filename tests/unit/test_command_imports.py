@@ -1,6 +1,7 @@
 """Each command imports what it needs (issue 13): a listing and a resume check load no
-validator, no recorder and no lock; a clean start validates nothing (fixture: `repo`, conftest;
-real processes, real git)."""
+validator, no recorder and no lock, and a listing that reads no agent file loads no translator,
+no read values, no hooks, no rewind and no hashing; a clean start validates nothing (fixture:
+`repo`, conftest; real processes, real git)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _loaded(*argv: str) -> tuple[int, set[str]]:
+def _loaded(*argv: str, home: Path | None = None) -> tuple[int, set[str]]:
     env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    if home is not None:  # the agents' default roots under `home`, none named by the environment
+        env["HOME"] = str(home)
+        for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+            env.pop(name, None)
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], env=env, capture_output=True,
                           text=True, check=True)
     out = json.loads(done.stdout.splitlines()[-1])
@@ -52,6 +57,41 @@ def test_list_json_loads_no_validator_recorder_lock_nor_renderer(
     code, modules = _loaded("list", "--json", "--workspace", str(repo), "--store", str(store_dir))
     assert code == 0
     assert modules & (HEAVY | {"sessionkeeper.recovery.state"}) == set()
+
+
+ONLY_WHEN_READ = [
+    "sessionkeeper.agents.codex_translator",  # an agent's translator: only when a file is parsed
+    "sessionkeeper.agents.claude_translator",
+    "sessionkeeper.agents.translate",
+    "sessionkeeper.agents.reading",
+    "sessionkeeper.agents.reads",  # the values of a read (Checkpoint, Read, ...)
+    "sessionkeeper.agents.lines",
+    "sessionkeeper.redact",  # what an import redacts before it reaches the index
+    "logging",  # an import that fails logs it
+    "hashlib",  # hashing files (a dirty fingerprint, an agent file's anchors)
+    "sessionkeeper.recovery.lifecycle",  # the hooks a session runs
+    "sessionkeeper.rewinding",  # content actions
+]
+
+
+@pytest.fixture
+def listed_modules(repo: Path, store_dir: Path, thread: str, tmp_path: Path) -> set[str]:
+    """The modules a fresh `sessionkeeper list --json --workspace` of `thread` loaded, with
+    empty agent roots (an empty HOME)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    code, modules = _loaded("list", "--json", "--workspace", str(repo), "--store", str(store_dir),
+                            home=home)
+    assert code == 0
+    assert "sessionkeeper.agents.importer" in modules  # the agents' roots were looked at
+    return modules
+
+
+@pytest.mark.parametrize("module", ONLY_WHEN_READ)
+def test_a_listing_that_reads_no_agent_file_does_not_import(listed_modules: set[str],
+                                                            module: str) -> None:
+    """Fixture: `listed_modules`; each module is loaded where first needed, not by a listing."""
+    assert module not in listed_modules
 
 
 def test_check_resume_json_loads_no_validator_recorder_nor_lock(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from sessionkeeper.api import Keeper
-from sessionkeeper.recovery.lifecycle import ResetPolicy
+from sessionkeeper.policy import ResetPolicy
 
 UTC = timezone.utc
 NOON = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)

@@ -1,38 +1,46 @@
 """Agent formats (Codex CLI, Claude Code, ...): each module here registers one `Agent` by name.
 
-Adding an agent is adding one module with an `Agent` subclass and a `register()` call at its end;
-Session Keeper's own rollouts are the "native" source and are not an agent here. Importing this
-package imports every agent module (they are light: no pydantic, GitPython or zstandard).
+Adding an agent is adding one module with an `Agent` subclass and a `register()` call at its end,
+and its name to `AGENT_MODULES`; Session Keeper's own rollouts are the "native" source and are not
+an agent here. The first `get()` or `names()` imports the agent modules: discovery only (roots and
+file patterns); each agent imports its translator when a file is parsed.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
-from .base import (
-    AgentFile,
-    AgentLogUnreadable,
-    Changes,
-    Checkpoint,
-    LineDamage,
-    LineTail,
-    Read,
-    SessionSummary,
-)
+from .base import AgentFile, AgentLogUnreadable, Changes
 from .registry import REGISTRY, register
 
+if TYPE_CHECKING:
+    from .reads import Checkpoint, LineDamage, LineTail, Read, SessionSummary
+
+_READS = frozenset({"Checkpoint", "LineDamage", "LineTail", "Read", "SessionSummary"})
+"""Re-exported from `reads.py` on first use (a listing creates none of these classes)."""
+
+AGENT_MODULES = ("codex", "claude")
+"""The modules of this package that register an agent (a test keeps it complete)."""
 _LOADED: list[bool] = []
 
 
 def _load() -> None:
     if _LOADED:
         return
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+    for name in AGENT_MODULES:
+        importlib.import_module(f"{__name__}.{name}")
     _LOADED.append(True)
+
+
+def __getattr__(name: str) -> Any:
+    """The values of a read (`reads.py`), imported when first asked for."""
+    if name in _READS:
+        from . import reads
+
+        return getattr(reads, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str) -> Agent:
@@ -47,5 +55,5 @@ def names() -> list[str]:
     return sorted(REGISTRY)
 
 
-__all__ = ["Agent", "AgentFile", "AgentLogUnreadable", "Changes", "Checkpoint", "LineDamage", "LineTail",
-           "Read", "SessionSummary", "get", "names", "register"]
+__all__ = ["AGENT_MODULES", "Agent", "AgentFile", "AgentLogUnreadable", "Changes", "Checkpoint",
+           "LineDamage", "LineTail", "Read", "SessionSummary", "get", "names", "register"]

@@ -14,12 +14,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import AgentFile, AgentLogUnreadable, Changes, Checkpoint, Entry, Read, Stamp
-from .lines import MAX_LINE
-from .reading import changes, read_file
+from .base import MAX_LINE, AgentFile, AgentLogUnreadable, Changes, Entry, Stamp
+from .discovery import changes
 
 if TYPE_CHECKING:
     from ..store.reader import Rollout
+    from .reads import Checkpoint, Read
     from .translate import Translator
 
 
@@ -71,6 +71,8 @@ class Agent(ABC):
     def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
              max_line: int = MAX_LINE) -> Read:
         """Read `file`: only the appended bytes when `checkpoint` still matches, else all of it."""
+        from .reading import read_file
+
         return read_file(self, file, checkpoint, max_line=max_line)
 
     def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:

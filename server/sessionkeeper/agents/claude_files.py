@@ -1,91 +1,32 @@
-"""The files of Claude Code around a transcript: the listing, the companions, the synthesized meta.
+"""The files of Claude Code around a transcript: the companions and the synthesized meta.
 
-Listing: `projects/<project>/<session>.jsonl` and `<session>/subagents/agent-*.jsonl`, one scandir
-per folder (stat'ed relative to the open folder when asked). Claude Code writes no header line: the
-meta is synthesized from the translator's state as the file now stands (latest cwd and gitBranch,
-permission mode, model, CLI version, best title). Companions are small JSON files read whole with a
-size cap: the legacy `todos/<session>-agent-<session>.json` (used only when the transcript holds
-no todo list) and a sub-agent's `.meta.json`.
+(The listing of `projects/<project>/<session>.jsonl` and `<session>/subagents/agent-*.jsonl` is
+discovery: `claude.py`.) Claude Code writes no header line: the meta is synthesized from the
+translator's state as the file now stands (latest cwd and gitBranch, permission mode, model, CLI
+version, best title). Companions are small JSON files read whole with a size cap: the legacy
+`todos/<session>-agent-<session>.json` (used only when the transcript holds no todo list) and a
+sub-agent's `.meta.json`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..events import SCHEMA_VERSION
-from .base import AgentFile, Entry
+from .base import AgentFile
 from .lines import open_ro
 from .translate import Record, digest
 from .vocab import todo_items, unknown_permissions
 
 if TYPE_CHECKING:
-    from .claude import ClaudeTranslator
+    from .claude_translator import ClaudeTranslator
 
 COMPANION_CAP = 1 << 20
 _TITLE_ORDER = ("custom-title", "ai-title", "summary")
-
-
-def listing(root: Path, *, stat: bool) -> Iterator[tuple[Entry, os.stat_result | None]]:
-    """Every session and sub-agent transcript under one root, with its stat when asked for."""
-    todos = {name for name, _, _ in _names(os.path.join(root, "todos"))[0]}  # one listing, no stats
-    for _, project, _ in _names(os.path.join(root, "projects"))[1]:
-        files, sessions = _names(project, stat=stat)
-        for name, path, st in files:
-            if not name.endswith(".jsonl"):
-                continue
-            if todos:
-                todo = f"{name[:-6]}-agent-{name[:-6]}.json"
-                if todo in todos:
-                    yield (path, "session", False, None, (os.path.join(root, "todos", todo),)), st
-                    continue
-            yield (path, "session", False, None, ()), st
-        for session_name, session, _ in sessions:
-            listed = _names(os.path.join(session, "subagents"), stat=stat)[0]
-            paths = {path for _, path, _ in listed}
-            for name, path, st in listed:
-                if name.startswith("agent-") and name.endswith(".jsonl"):
-                    info = path[:-6] + ".meta.json"
-                    yield (path, "subagent", False, session_name,
-                           (info,) if info in paths else ()), st
-
-
-Listed = tuple[str, str, "os.stat_result | None"]  # name, path, stat (when asked for)
-
-
-def _names(folder: str, *, stat: bool = False) -> tuple[list[Listed], list[Listed]]:
-    """(files, directories) directly in `folder` as (name, path, stat); empty when it is missing.
-
-    With `stat`, each file is stat'ed relative to the open folder (fstatat: no path walk).
-    """
-    files: list[Listed] = []
-    dirs: list[Listed] = []
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:  # missing, not a directory, unreadable
-        return files, dirs
-    try:
-        with os.scandir(fd) as it:
-            for entry in it:
-                name = entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.append((name, f"{folder}/{name}", None))
-                elif entry.is_file():
-                    try:
-                        st = entry.stat() if stat else None
-                    except OSError:  # gone since the listing
-                        st = None
-                    files.append((name, f"{folder}/{name}", st))
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return files, dirs
 
 
 def claude_meta(tr: ClaudeTranslator) -> Record | None:

@@ -15,7 +15,7 @@ from .translate import Record, text_of
 from .vocab import as_text, redact_url, unknown_permissions
 
 if TYPE_CHECKING:
-    from .codex import CodexTranslator
+    from .codex_translator import CodexTranslator
 
 HARNESS_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
                     "# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>",

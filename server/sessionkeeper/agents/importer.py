@@ -15,23 +15,23 @@ Invariant: nothing is ever written under an agent's root (the reader opens files
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import GitRefused, InvalidId
-from ..redact import redact_json, redact_value
 from ..store.index import SUBAGENT, FileCheckpoint, Index, SessionRow
 from . import get, names
-from .base import AgentFile, AgentLogUnreadable, Checkpoint, Read
+from .base import AgentFile, AgentLogUnreadable
 
-log = logging.getLogger("sessionkeeper.agents")
+if TYPE_CHECKING:
+    from .reads import Checkpoint, Read
+
 Progress = Callable[[int, int], None]
 BATCH = 100
 """Files per index transaction."""
@@ -170,7 +170,10 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
         counts.unreadable += 1
         return None
     except Exception:  # noqa: BLE001 - one bad file never hides the others
-        log.exception("could not read %s; it is skipped until it changes", file.path)
+        import logging  # only here: a listing that reads nothing loads no logging
+
+        logging.getLogger("sessionkeeper.agents").exception(
+            "could not read %s; it is skipped until it changes", file.path)
         counts.unreadable += 1
         try:
             st = os.stat(file.path)
@@ -186,6 +189,8 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
     extras = _extras(read, before, identities)
     row = session_row(read, identity=extras["identity"], todos=extras["todos"],
                       realpath=identities.realpath)
+    from ..redact import redact_json
+
     cp = read.checkpoint
     text = redact_json(orjson.dumps({"v": _VERSION, "reader": _placeless(cp), **extras})).decode()
     return FileCheckpoint(
@@ -220,6 +225,8 @@ def _parse(stored: FileCheckpoint) -> _Stored:
         reader = {**raw["reader"], "path": stored.path,
                   "companions": [list(c) for c in stored.companions]}
         reader["summary"] = {**reader["summary"], "path": stored.path}
+        from .reads import Checkpoint
+
         return _Stored(Checkpoint.from_json(reader), raw.get("todos"), raw.get("identity"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return _Stored()
@@ -306,6 +313,8 @@ def session_row(read: Read, *, identity: Mapping[str, Any] | None = None,
                 realpath: Callable[[str], str] = os.path.realpath) -> SessionRow | None:
     """The index row of an agent file as read (None when the file names no session), redacted
     (`realpath`: how its cwd is resolved; a pass resolves each cwd once)."""
+    from ..redact import redact_value
+
     s = read.summary
     if s.thread_id is None or s.session_id is None:
         return None

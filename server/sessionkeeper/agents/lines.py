@@ -9,17 +9,16 @@ imported only then); its offsets are offsets in the decompressed stream.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .base import MAX_LINE
+
 CHUNK = 1 << 20
 HEAD_BYTES = 4096
-MAX_LINE = 16 << 20
-"""Longest line parsed (16 MiB); a longer one is reported as damage, never read into memory."""
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
 
@@ -57,6 +56,8 @@ def open_ro(path: str | os.PathLike[str]) -> int:
 
 def digest_range(fd: int, start: int, length: int) -> str:
     """Return the sha256 hex of `length` bytes at `start` (fewer if the file is shorter)."""
+    import hashlib  # here, not at start-up: a listing that only stats files hashes nothing
+
     digest = hashlib.sha256()
     while length > 0:
         chunk = os.pread(fd, min(CHUNK, length), start)

@@ -15,25 +15,13 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from collections.abc import Mapping, Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .base import (
-    CHECKPOINT_VERSION,
-    AgentFile,
-    AgentLogUnreadable,
-    Changes,
-    Checkpoint,
-    LineDamage,
-    LineTail,
-    Read,
-    SessionSummary,
-    Stamp,
-)
+from .base import AgentFile, AgentLogUnreadable
+from .discovery import companion_stats
 from .lines import (
     HEAD_BYTES,
     FileStat,
@@ -45,26 +33,15 @@ from .lines import (
     stat_of,
     zst_reader,
 )
-from .translate import Translator
+from .reads import CHECKPOINT_VERSION, Checkpoint, LineDamage, LineTail, Read, SessionSummary
 
 if TYPE_CHECKING:
     from .agent import Agent
+    from .translate import Translator
 
 
 def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
-    return _stats([str(p) for p in file.companions])
-
-
-def _stats(paths: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
-    """(path, size, mtime_ns) of each companion file; (-1, -1) for one that is gone."""
-    out = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-            out.append((path, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((path, -1, -1))
-    return tuple(out)
+    return companion_stats([str(p) for p in file.companions])
 
 
 def _unchanged(file: AgentFile, st: FileStat, cp: Checkpoint,
@@ -289,40 +266,3 @@ def _summary(file: AgentFile, translator: Translator, *, tail: LineTail | None) 
 def _meta(agent: Agent, file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
     """The session_meta a file's translator state stands for (None without a thread id)."""
     return agent.translator(file, state).meta()
-
-
-def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
-    """Agent.changes: stat every listed file and compare it with its checkpoint.
-
-    The cyclic GC is off meanwhile: the loop makes only acyclic tuples and strings, and a full
-    collection over the index's thousands of live checkpoints would cost more than the stats.
-    """
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _changes(agent, roots, checkpoints)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
-    changed: list[AgentFile] = []
-    unchanged: list[str] = []
-    seen: set[str] = set()
-    known, keep, note = checkpoints.get, unchanged.append, seen.add  # a hot loop
-    for root in roots:
-        for entry, st in agent.stat_entries(root):
-            path = entry[0]
-            note(path)
-            cp = known(path)
-            if cp is not None and st is not None and st.st_mtime_ns == cp.mtime_ns \
-                    and st.st_size == cp.size and st.st_ino == cp.inode \
-                    and (not entry[4] or _stats(entry[4]) == cp.companions):
-                keep(path)
-                continue
-            changed.append(agent.file_of(root, entry))
-    changed.sort(key=lambda f: str(f.path))
-    prefixes = tuple(os.path.join(str(r), "") for r in roots)
-    gone = sorted(p for p in checkpoints if p not in seen and p.startswith(prefixes))
-    return Changes(changed, unchanged, gone)

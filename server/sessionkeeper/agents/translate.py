@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 import orjson
 
 from ..redact import redact_text
-from .base import AgentFile, LineDamage, derived_session_id
+from .base import AgentFile, derived_session_id
+from .reads import LineDamage
 
 Record = dict[str, Any]
 MESSAGE_CAP = 2000

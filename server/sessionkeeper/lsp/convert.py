@@ -1,4 +1,7 @@
-"""Small converters from domain values to protocol results (and the list cursor both ways)."""
+"""Small converters from domain values to protocol results (and the list cursor both ways).
+
+The summaries and index rows they convert are imported by the converters that build them, so a
+started server loads neither."""
 
 from __future__ import annotations
 
@@ -13,15 +16,16 @@ import orjson
 from .. import ids
 from ..errors import InvalidId
 from ..events import describe
-from ..recovery.report import Report, Verdict
-from ..recovery.summary import Progress, ThreadSummary, tests_of, thread_summary, todos_of
-from ..store.index import NATIVE, SessionRow, ThreadRow, threads_of
 from .live import Live, changed_paths
 from .protocol import AckOut, RecordResult, SessionSummary, Status, TimelineEntry
 from .rpc import InvalidParams
 
 if TYPE_CHECKING:
+    from ..recovery.report import Report
+    from ..recovery.summary import ThreadSummary
+    from ..recovery.verdicts import Verdict
     from ..session import Session
+    from ..store.index import SessionRow, ThreadRow
     from ..store.reader import Rollout
     from ..store.recorder import Ack
 
@@ -51,6 +55,8 @@ def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
 def live_summary(thread: ThreadSummary, session: Session, *,
                  verdict: Verdict | None, live: Live | None = None) -> ThreadSummary:
     """A listed thread as its open session now stands (marked current; live drift when known)."""
+    from ..recovery.summary import tests_of, todos_of
+
     now = session.summary()
     state, reason = (live.state, live.reason) if live else (verdict or thread.state,
                                                            thread.state_reason)
@@ -62,6 +68,9 @@ def live_summary(thread: ThreadSummary, session: Session, *,
 
 def row_summary(row: ThreadRow | None, sessions: Sequence[SessionRow]) -> ThreadSummary:
     """The ThreadSummary of a thread from its index row (derived from its sessions if missing)."""
+    from ..recovery.summary import thread_summary
+    from ..store.index import threads_of
+
     return thread_summary(row if row is not None else threads_of(sessions)[0])
 
 
@@ -95,6 +104,9 @@ def timeline(rollouts: Sequence[Rollout], *,
 def status(session: Session, *, verdict: Verdict | None, drift: bool,
            live: Live | None = None) -> Status:
     """The Status of a live session (what the status bar shows), with its live drift if known."""
+    from ..recovery.summary import Progress, tests_of, todos_of
+    from ..store.index import NATIVE
+
     summary = session.summary()
     return Status(
         thread_id=session.thread_id, session_id=session.session_id, agent=NATIVE,

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..recovery.findings import Difference, Invalidation
 from ..recovery.verdicts import Verdict
 
-if TYPE_CHECKING:  # the checks are loaded by the first live check, not at server start
+if TYPE_CHECKING:  # the checks and their findings are loaded by the first live check, not at start
+    from ..recovery.findings import Difference, Invalidation
     from ..recovery.state import SessionState
 
 FILE_KINDS = frozenset({"file_changed", "file_missing"})

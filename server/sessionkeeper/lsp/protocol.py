@@ -3,23 +3,29 @@
 Handlers take these params and return these results; `lsp/schema.py` generates the JSON Schema
 (and from it the extension's TypeScript types and PROTOCOL.md's tables) from the same classes.
 Constraints are declared with `annotated_types`, so they are checked at runtime
-(`constraints.check`) and exported to the schema. Nothing here imports pydantic.
+(`constraints.check`) and exported to the schema. Nothing here imports pydantic. Params name only
+what structuring them needs; results name the recovery types (report, findings, summaries) for
+the type checker only — results are converted without their hints, so a started server loads
+none of those — and `bind_result_names` binds them for whatever reads the hints (the schema).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import annotated_types as at
 
 from ..constraints import check
 from ..events import Durability, Record
 from ..ids import SessionId, ThreadId
-from ..recovery.findings import Difference, Invalidation
-from ..recovery.report import AgentCommand, Decision, Report, Verdict
-from ..recovery.summary import Progress, TestResults, ThreadSummary
-from .gitops import Refusal
+from ..recovery.verdicts import Decision, Verdict
+
+if TYPE_CHECKING:  # named by results only, which are never structured: a started server loads none
+    from ..recovery.findings import Difference, Invalidation
+    from ..recovery.report import AgentCommand, Report
+    from ..recovery.summary import Progress, TestResults, ThreadSummary
+    from .gitops import Refusal
 
 _DOCS = {"use_attribute_docstrings": True}
 DurabilityName = Literal["none", "written", "durable"]
@@ -369,3 +375,16 @@ class ReindexResult:
 NOTIFICATIONS: dict[str, Any] = {"session/didChange": Status | None,
                                  "session/didChangeThreads": ThreadsChanged}
 """Server-to-client notifications and their params."""
+
+
+def bind_result_names() -> None:
+    """Bind the names the results declare for the type checker only, so that their hints
+    resolve (the schema generator calls this; a server never needs it)."""
+    from ..recovery.findings import Difference, Invalidation
+    from ..recovery.report import AgentCommand, Report
+    from ..recovery.summary import Progress, TestResults, ThreadSummary
+    from .gitops import Refusal
+
+    globals().update(Difference=Difference, Invalidation=Invalidation, AgentCommand=AgentCommand,
+                     Report=Report, Progress=Progress, TestResults=TestResults,
+                     ThreadSummary=ThreadSummary, Refusal=Refusal)

@@ -22,7 +22,7 @@ import orjson
 from .. import errors
 from ..recovery.report import DECISIONS, VERDICTS, Report
 from . import features  # noqa: F401 - registers every method
-from .protocol import NOTIFICATIONS
+from .protocol import NOTIFICATIONS, bind_result_names
 from .rpc import METHODS, InvalidParams
 
 HERE = Path(__file__).resolve().parent
@@ -73,6 +73,7 @@ def protocol_schema() -> dict[str, Any]:
     """The JSON Schema of every params and result type, with the method table as `x-methods`."""
     from pydantic import TypeAdapter
 
+    bind_result_names()
     kinds: dict[str, Any] = {}
     methods = {}
     for name in sorted(METHODS):

@@ -36,10 +36,8 @@ from pygls.protocol import (
 )
 
 from .. import __version__
-from ..recovery.plan import plan
-from ..recovery.report import Decision, Report, Verdict
+from ..recovery.verdicts import Decision, Verdict
 from . import convert
-from .gitops import Head
 from .keeping import KeeperHost
 from .live import Live
 from .options import ServerOptions
@@ -48,10 +46,12 @@ from .rpc import InvalidParams, PlainJson, unstructure
 from .watch import Watcher
 from .watching import WorkspaceWatching
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the resume's plan and report are loaded by the first resume
     from ..api import Keeper
+    from ..recovery.report import Report
     from ..session import Session
     from .agent_roots import RootsWatcher
+    from .gitops import Head
 
 log = logging.getLogger("sessionkeeper.lsp")
 
@@ -192,6 +192,8 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
             log.info("agent thread %s: %s, command %s", thread, report.verdict,
                      command.display if command else None)
             return ResumeResult(report=report, thread_id=thread, session_id=None, command=command)
+        from ..recovery.plan import plan
+
         current = self.session is not None and self.session.thread_id == thread
         if current and plan(check, decision).kind == "stop":  # keep it: nothing would continue
             return ResumeResult(report=dataclasses.replace(check, decision=decision),

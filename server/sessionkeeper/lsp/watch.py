@@ -41,8 +41,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..recovery.baseline import PathEscapesRoot, file_hash
-
 log = logging.getLogger("sessionkeeper.lsp.watch")
 
 IGNORED_DIRS = (
@@ -103,6 +101,8 @@ class Batch:
 
 def hash_changes(root: str, paths: Iterable[tuple[str, bool]]) -> list[Change]:
     """Hash each changed absolute path under `root`; (path, reported_deleted) pairs in."""
+    from ..recovery.baseline import PathEscapesRoot, file_hash  # the first batch loads them
+
     out: list[Change] = []
     for path, reported_deleted in paths:
         rel = os.path.relpath(path, root).replace(os.sep, "/")

@@ -15,9 +15,6 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from . import gitops
-from .checkout import explained_by_move, git_moved_event
-from .gitops import Head
 from .live import Live, assess_live
 from .options import ServerOptions
 from .watch import Batch, Change, Watcher, file_change_events
@@ -27,6 +24,7 @@ if TYPE_CHECKING:
 
     from ..api import Keeper
     from ..session import Session
+    from .gitops import Head
 
 log = logging.getLogger("sessionkeeper.lsp")
 
@@ -60,6 +58,8 @@ class WorkspaceWatching:
         root = session.workspace
         if self.watcher is not None and self.watcher.root == root:
             return
+        from . import gitops  # git is asked once a session is current, never at start-up
+
         self.stop_watching()
         self._loop = asyncio.get_running_loop()
         store_root = str(self._keeper.store.layout.root) if self._keeper else None
@@ -90,6 +90,8 @@ class WorkspaceWatching:
         """Check the session against its workspace now (domain worker only)."""
         if self.session is not session:
             return
+        from . import gitops
+
         self.git_head = gitops.head(session.workspace)
         self.live = assess_live(session.state, session.workspace)
 
@@ -98,6 +100,9 @@ class WorkspaceWatching:
 
         Files a move of HEAD explains are the checkout's: one git_moved record, no file_change.
         """
+        from . import gitops
+        from .checkout import explained_by_move, git_moved_event
+
         session = self.session
         if session is None or self.watcher is None or session.workspace != self.watcher.root:
             return False

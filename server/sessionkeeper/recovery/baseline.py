@@ -9,7 +9,6 @@ identified by its root commits (then its origin URL), not its path.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -100,6 +99,8 @@ def dirty_fingerprint(worktree: str) -> str | None:
     porcelain = done.stdout.decode("utf-8", "surrogateescape") if done.ok else ""
     if not porcelain:
         return None
+    import hashlib  # here, not at start-up: OpenSSL's start costs ~3 ms
+
     digest = hashlib.sha256(porcelain.encode("utf-8", "surrogateescape"))
     paths = RealPaths(worktree)
     for rel in _status_paths(porcelain):
@@ -265,6 +266,8 @@ def file_hash(root: str | os.PathLike[str], relpath: str, *,
     target = paths.real(relpath)
     if not paths.within(target):
         raise PathEscapesRoot(f"{relpath!r} resolves outside {paths.root}")
+    import hashlib  # here, not at start-up: OpenSSL's start costs ~3 ms
+
     digest = hashlib.sha256()
     try:
         with open(target, "rb") as handle:

@@ -12,14 +12,16 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import annotated_types as at
 import orjson
 
 from ..constraints import check
 from ..events import Source
-from .lifecycle import Hook, HookRegistry
+
+if TYPE_CHECKING:  # the hooks are made when a Keeper is (a server's options only name specs)
+    from .lifecycle import Hook, HookRegistry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,11 +65,15 @@ def command_hook(spec: HookSpec) -> Hook:
             raise RuntimeError(f"exit {done.returncode}: {err}")
         return done.stdout.decode(errors="replace").strip() or None
 
+    from .lifecycle import Hook
+
     return Hook(spec.name, frozenset(spec.sources), spec.order, run, timeout_s=spec.timeout_s + 1.0)
 
 
 def registry_from(specs: Iterable[HookSpec]) -> HookRegistry:
     """A HookRegistry holding a command hook for every spec (names must be unique)."""
+    from .lifecycle import HookRegistry
+
     registry = HookRegistry()
     for spec in specs:
         registry.add(command_hook(spec))

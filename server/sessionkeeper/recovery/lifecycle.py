@@ -1,4 +1,4 @@
-"""Lifecycle transitions, ordered hooks with timeouts and isolation, and the reset policy.
+"""Lifecycle transitions and ordered hooks with timeouts and isolation (the reset policy: `policy.py`).
 
 Invariants: hooks run in `order` (ties keep registration order), each in a daemon thread that is
 abandoned when its timeout passes; a hook sees a frozen deep copy of the context, so all it can do
@@ -13,8 +13,6 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta
-from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
@@ -151,42 +149,3 @@ class HookRegistry:
     def run(self, source: str, context: Mapping[str, Any]) -> HookRun:
         """Run the hooks for `source` (see run_hooks)."""
         return run_hooks(source, context, hooks=self._hooks)
-
-
-class ResetPolicy(str, Enum):
-    """When an idle or daily boundary turns into an `idle_reset` (the IDE default is none)."""
-
-    NONE = "none"
-    IDLE = "idle"
-    DAILY = "daily"
-    BOTH = "both"
-
-    def due(
-        self,
-        last_activity: datetime,
-        now: datetime,
-        *,
-        idle_after: timedelta = timedelta(hours=24),
-        at_hour: int = 4,
-    ) -> str | None:
-        """Return the reason for an `idle_reset` if one is due, else None (first trigger wins)."""
-        reasons: list[tuple[datetime, str]] = []
-        if self in (ResetPolicy.IDLE, ResetPolicy.BOTH) and now - last_activity >= idle_after:
-            reasons.append((last_activity + idle_after,
-                            f"idle for {_span(now - last_activity)} (limit {_span(idle_after)})"))
-        if self in (ResetPolicy.DAILY, ResetPolicy.BOTH):
-            boundary = now.replace(hour=at_hour, minute=0, second=0, microsecond=0)
-            if boundary > now:
-                boundary -= timedelta(days=1)
-            if last_activity < boundary:
-                reason = f"daily reset at {at_hour:02d}:00 passed ({boundary.isoformat()})"
-                reasons.append((boundary, reason))
-        return min(reasons)[1] if reasons else None
-
-
-def _span(delta: timedelta) -> str:
-    """Format a duration as e.g. '1d 02:03:04' or '02:03:04'."""
-    total = int(delta.total_seconds())
-    days, rest = divmod(total, 86400)
-    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
-    return f"{days}d {text}" if days else text

@@ -8,20 +8,23 @@ changes to tracked files, or the branch checked out in another worktree (git wou
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from ...events import GitBaseline
-from ...recovery.subsystems.worktree import Worktree
-from .. import gitops
-from ..gitops import Refusal
 from ..protocol import SwitchBackParams, SwitchBackResult
 from ..rpc import rpc
 from ..server import SessionKeeperServer as Server
+
+if TYPE_CHECKING:  # git and the worktree state are loaded by the first switch back
+    from ...events import GitBaseline
+    from ..gitops import Refusal
 
 log = logging.getLogger("sessionkeeper.lsp")
 
 
 def _recorded(ls: Server, thread_id: str) -> GitBaseline | None:
     """The baseline the thread's latest session was recorded in (domain worker)."""
+    from ...recovery.subsystems.worktree import Worktree
+
     current = ls.session
     state = current.state if current is not None and current.thread_id == thread_id \
         else ls.keeper.replay(thread_id).state
@@ -34,6 +37,8 @@ def _recorded(ls: Server, thread_id: str) -> GitBaseline | None:
 @rpc("session/switchBack", SwitchBackParams)
 async def session_switch_back(ls: Server, p: SwitchBackParams) -> SwitchBackResult:
     """Check out the branch a thread was recorded on (dry run unless dry_run is false)."""
+    from .. import gitops
+
     workspace = ls.workspace_of(p.workspace)
 
     def work() -> SwitchBackResult:
