@@ -10,6 +10,9 @@
   read only in a file whose meta says schema 1 — in a checksummed file such a line is damage.
 - A 0-byte file, a missing or unusable `session_meta`, a future schema version are each a
   distinct status.
+- While a file is clean, runs of lines are decoded together (`codec.decode_run`, the same
+  rules batched); a run with anything to report is read again line by line, so what is
+  reported never depends on the batching.
 
 Bad lines are values (`Damage`, `Tail`, `Status`), never exceptions. Reading the files is
 `reader`'s (which re-exports these names).
