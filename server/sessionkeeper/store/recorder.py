@@ -248,11 +248,10 @@ class Recorder:
                     self._sync_cond.wait()
                     continue
                 self._syncing = True
+                target = self._written
                 self._sync_cond.release()
                 error: OSError | None = None
                 try:
-                    with self._write_lock:  # a write under way joins this fsync, not the next
-                        target = self._written
                     self.sink.sync()
                 except OSError as exc:
                     error = exc
