@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import orjson
 import pytest
 
-from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
+from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
 from sessionkeeper.events import Durability
 from sessionkeeper.schema import SessionMeta
 from sessionkeeper.store.reader import Status, parse_rollout
@@ -191,3 +193,48 @@ def test_a_failed_write_that_loses_acknowledged_buffered_records_makes_the_sessi
         rec.append([_msg(3)], Durability.WRITTEN)
     with pytest.raises(SessionReadOnly):
         rec.append([_msg(4)])
+
+
+def test_the_running_crc_covers_every_byte_written_whatever_the_mix_of_appends(harness):
+    """Fixture: harness; single, batched, buffered and large (> 64 KB) appends, CRC read between."""
+    rec = Recorder(harness.sink)
+    rec.append([event_body(META)], Durability.DURABLE)
+    assert rec.crc == zlib.crc32(harness.data())
+    for i in range(300):  # about 18 KB per 300: several batches folded without a read
+        rec.append([_msg(i)])
+    rec.append([_msg(i) for i in range(50)])
+    rec.append([_msg(1), _msg(2)], Durability.NONE)
+    rec.flush()
+    assert (rec.size, rec.crc) == (len(harness.data()), zlib.crc32(harness.data()))
+    big = event_body({"type": "message", "role": "user", "text": "x" * 200_000})
+    rec.append([big])
+    rec.append([_msg(3)])
+    assert (rec.size, rec.crc) == (len(harness.data()), zlib.crc32(harness.data()))
+    rec.close()
+
+
+def test_a_recorder_continuing_a_file_continues_its_crc(harness):
+    """Fixture: harness written by one recorder, then continued by a second one given size + CRC."""
+    first = Recorder(harness.sink)
+    first.append([event_body(META)] + [_msg(i) for i in range(5)])
+    size, crc = first.size, first.crc
+    second = Recorder(harness.sink, next_seq=first.next_seq, size=size, crc=crc)
+    for i in range(2000):
+        second.append([_msg(i)])
+    assert second.crc == zlib.crc32(harness.data())
+    assert parse_rollout(harness.data()).last_seq == 2005
+
+
+def test_a_rollout_cut_under_its_writer_is_noticed_and_makes_the_recorder_read_only(harness):
+    """Fixture: harness whose bytes are cut short behind the recorder's back, then 2,000 appends."""
+    rec = Recorder(harness.sink)
+    rec.append([event_body(META)], Durability.DURABLE)
+    if harness.kind == "file":
+        os.truncate(harness.path, 10)
+    else:
+        del harness.sink.data[10:]
+    with pytest.raises(StoreDamaged, match="expected"):
+        for i in range(2000):  # far more than one batch: the sink is checked with every batch
+            rec.append([_msg(i)])
+    with pytest.raises(SessionReadOnly):
+        rec.append([_msg(0)])

@@ -18,15 +18,19 @@ Invariants:
 from __future__ import annotations
 
 import threading
-from typing import NamedTuple, Protocol
+import time
+from typing import NamedTuple, NoReturn, Protocol
 
-from ..clock import CLOCK
+from ..clock import CLOCK, Millisecond
 from ..errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreIOError, storage_error
 from ..events import Durability
-from .codec import crc32, frame
+from .codec import crc32_function, frame
 
 _BUFFER_LIMIT = 64 * 1024
-_CHECK_EVERY = 1024
+_FOLD_BYTES = 64 * 1024  # the running CRC takes written lines in batches of this size
+_NONE, _DURABLE = Durability.NONE, Durability.DURABLE
+_ack = tuple.__new__  # builds an Ack without its Python-level __new__ (one frame less per append)
+_time = time.time
 
 
 class Sink(Protocol):
@@ -48,7 +52,11 @@ class Ack(NamedTuple):
 
 
 class Recorder:
-    """Appends framed records to one sink; thread-safe; one per rollout."""
+    """Appends framed records to one sink; thread-safe; one per rollout.
+
+    The running CRC (`crc`) covers every byte written: lines are folded into it in batches
+    (every `_FOLD_BYTES`, and whenever it is read), and each batch also checks the sink.
+    """
 
     def __init__(self, sink: Sink, *, next_seq: int = 0, size: int = 0, crc: int = 0,
                  durability: Durability = Durability.WRITTEN) -> None:
@@ -60,10 +68,13 @@ class Recorder:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._written = size  # bytes handed to the kernel
-        self._crc = crc  # CRC32 of those bytes (snapshots carry it: the prefix is verifiable)
+        self._crc = crc  # CRC32 of those bytes but the `_unfolded` lines written last
+        self._unfolded: list[bytes] = []
+        self._fold_at = size + _FOLD_BYTES  # fold (and check the sink) once _written reaches it
+        self._crc32 = crc32_function()
+        self._stamp: Millisecond = (0.0, 0.0, b"")  # the last stamp's millisecond (none yet)
         self._synced = size  # bytes covered by a finished fsync
         self._syncing = False
-        self._writes = 0
         self._failure: BaseException | None = None
         self._closed = False
         self._acknowledged = size > 0  # some append() returned (or the file held records)
@@ -76,7 +87,9 @@ class Recorder:
     @property
     def crc(self) -> int:
         """CRC32 of every byte handed to the kernel so far."""
-        return self._crc
+        with self._write_lock:
+            self._fold_locked()
+            return self._crc
 
     @property
     def read_only_reason(self) -> str | None:
@@ -92,32 +105,47 @@ class Recorder:
         else:
             level = durability if durability.__class__ is Durability else Durability(durability)
         count = len(bodies)
-        with self._write_lock:
+        lock = self._write_lock
+        lock.acquire()  # not `with`: that binds __enter__ and __exit__ anew on every call
+        try:
             if self._failure is not None or self._closed:
                 self._ensure_writable()
             first = self.next_seq
-            self.next_seq = first + count
-            ts = CLOCK.now()
-            if count == 1:
-                lines = [frame(first, ts, bodies[0])]
+            start, end, ts = self._stamp
+            now = _time()
+            if not start <= now < end:  # the clock's own cache, without a call per record
+                self._stamp = start, end, ts = CLOCK.millisecond(now)
+            if count == 1 and level is not _NONE and not self._buffer:
+                # the path of almost every record: `_write_locked` inline, one call less
+                data = frame(first, ts, bodies[0])
+                self.next_seq = first + 1
+                try:
+                    self.sink.write(data)
+                except OSError as exc:
+                    self._write_failed(exc, 1)
+                self._written = written = self._written + len(data)
+                self._unfolded.append(data)
+                if written >= self._fold_at:
+                    self._fold_locked(check=True)
             else:
                 lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
-            if level is Durability.NONE:
-                self._buffer += lines
-                self._buffered += sum(map(len, lines))
-                if self._buffered >= _BUFFER_LIMIT:
-                    self._flush_locked()
-            elif self._buffer:
-                self._flush_locked(lines)
-            else:
-                self._write_locked(lines[0] if count == 1 else b"".join(lines), count)
-            end = self._written
-        if level is Durability.DURABLE:
-            self._wait_synced(end)
+                self.next_seq = first + count
+                if level is _NONE:
+                    self._buffer += lines
+                    self._buffered += sum(map(len, lines))
+                    if self._buffered >= _BUFFER_LIMIT:
+                        self._flush_locked()
+                else:
+                    self._flush_locked(lines)
+                written = self._written
+        finally:
+            lock.release()
+        if level is _DURABLE:
+            self._wait_synced(written)
         self._acknowledged = True
         if count == 1:
-            return [Ack(first, level)]
-        return [Ack(first + i, level) for i in range(count)]
+            return [_ack(Ack, (first, level, False))]
+        return [_ack(Ack, (first + i, level, False)) for i in range(count)]
 
     def sync(self) -> None:
         """Wait until everything written so far is fsynced (sharing fsyncs with other waiters)."""
@@ -165,30 +193,43 @@ class Recorder:
             self._write_locked(b"".join(pending), len(pending), acked=acked)
 
     def _write_locked(self, data: bytes, count: int, *, acked: int = 0) -> None:
-        """One write of `count` whole lines; a failed one is cut off and its seqs given back.
+        """One write of `count` whole lines (`append` has this inline for a single line)."""
+        try:
+            self.sink.write(data)
+        except OSError as exc:
+            self._write_failed(exc, count, acked=acked)
+        self._written += len(data)
+        self._unfolded.append(data)
+        if self._written >= self._fold_at:
+            self._fold_locked(check=True)
+
+    def _write_failed(self, exc: OSError, count: int, *, acked: int = 0) -> NoReturn:
+        """Cut a failed write off and give its seqs back; raise what the failure means.
 
         When `acked` of them were already acknowledged (buffered `none` records), they are lost
         and their seqs were seen: the recorder becomes read-only instead (needs recovery).
         """
         try:
-            self.sink.write(data)
-        except OSError as exc:
-            try:
-                self.sink.truncate(self._written)
-            except OSError as cut:
-                self._failure = cut
-                raise DurabilityLost(f"write failed ({exc}) and its partial bytes could not be cut "
-                                     f"off ({cut}); session is read-only") from exc
-            if acked:
-                self._failure = exc
-                raise DurabilityLost(f"write failed, {acked} acknowledged buffered record(s) "
-                                     f"lost; session is read-only: {exc}") from exc
-            self.next_seq -= count
-            raise storage_error(exc, f"write failed, {count} record(s) not written (cut off)") from exc
-        self._written += len(data)
-        self._crc = crc32(data, self._crc)
-        self._writes += 1
-        if self._writes % _CHECK_EVERY == 0:
+            self.sink.truncate(self._written)
+        except OSError as cut:
+            self._failure = cut
+            raise DurabilityLost(f"write failed ({exc}) and its partial bytes could not be cut "
+                                 f"off ({cut}); session is read-only") from exc
+        if acked:
+            self._failure = exc
+            raise DurabilityLost(f"write failed, {acked} acknowledged buffered record(s) "
+                                 f"lost; session is read-only: {exc}") from exc
+        self.next_seq -= count
+        raise storage_error(exc, f"write failed, {count} record(s) not written (cut off)") from exc
+
+    def _fold_locked(self, *, check: bool = False) -> None:
+        """Fold the lines written since the last fold into the running CRC (one call per batch);
+        with `check`, also make sure the sink still is the file this writer wrote."""
+        if self._unfolded:
+            self._crc = self._crc32(b"".join(self._unfolded), self._crc)
+            self._unfolded = []
+            self._fold_at = self._written + _FOLD_BYTES
+        if check:
             self._health_check_locked()
 
     def _health_check_locked(self) -> None:

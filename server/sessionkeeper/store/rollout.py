@@ -10,6 +10,9 @@
   read only in a file whose meta says schema 1 — in a checksummed file such a line is damage.
 - A 0-byte file, a missing or unusable `session_meta`, a future schema version are each a
   distinct status.
+- While a file is clean, runs of lines are decoded together (`codec.decode_run`, the same
+  rules batched); a run with anything to report is read again line by line, so what is
+  reported never depends on the batching.
 
 Bad lines are values (`Damage`, `Tail`, `Status`), never exceptions. Reading the files is
 `reader`'s (which re-exports these names).
@@ -28,6 +31,7 @@ from .codec import (
     MAX_SEQ,
     big_int_problem,
     decode,
+    decode_run,
     loads_legacy,
     may_hold_big_int,
     meta_problem,
@@ -43,6 +47,11 @@ Record = dict[str, Any]
 # beyond 64 bits); the other types hold strings only, so a number there is never read
 _NUMERIC = {"session_meta", "operation", "cost", "verifier", "compacted", "snapshot", "model"}
 _WALK = {kind: kind in _NUMERIC for kind in RECORD_TYPES}
+# the types a run of clean lines may hold (codec.decode_run); a snapshot or a second meta has
+# rules of its own and sends its run line by line
+_PLAIN = frozenset(kind for kind, walk in _WALK.items() if not walk)
+_WALKED = frozenset(kind for kind, walk in _WALK.items() if walk) - {"snapshot", "session_meta"}
+_RUN = 1024  # lines decoded together while the file is clean
 
 
 class Status(str, Enum):
@@ -216,42 +225,53 @@ def _fold_records(rollout: Rollout, lines: list[bytes], first_index: int, *, win
     expected: int | None = floor + 1 if rollout.meta is not None and not window else None
     skipped = 0  # damaged lines since the last good record: they explain a jump in seq
     walks, top, unframe = _WALK, MAX_SEQ, decode  # locals: this loop runs for every line
-    for number, line in enumerate(lines[first_index:], start=first_index + 1):
-        record = unframe(line)
-        if record is None:
-            record = loads_legacy(line) if legacy else None
+    start, end = first_index, len(lines)
+    while start < end:
+        stop = min(start + _RUN, end)
+        if expected is not None and not skipped and not legacy:  # a clean stretch so far
+            run = decode_run(lines[start:stop], first_seq=expected, plain=_PLAIN, walked=_WALKED)
+            if run is not None:
+                records += run
+                expected += stop - start
+                start = stop
+                continue
+        for number, line in enumerate(lines[start:stop], start=start + 1):
+            record = unframe(line)
             if record is None:
-                why = refusal(line, legacy=legacy)
-                damage(Damage(number, _kind(why), why))
-                skipped += 1
+                record = loads_legacy(line) if legacy else None
+                if record is None:
+                    why = refusal(line, legacy=legacy)
+                    damage(Damage(number, _kind(why), why))
+                    skipped += 1
+                    continue
+                record = upcast(record, 1)
+            seq: Any = record.get("seq")  # checked just below, before any arithmetic
+            kind = record.get("type")
+            walk = walks.get(kind) if kind.__class__ is str else None
+            if (seq.__class__ is not int or not 0 <= seq <= top or walk or "data" in record
+                    or expected is None):  # the common message line takes none of these
+                refused = _refused(record, line, walk)
+                if refused is None and expected is None and seq <= floor:
+                    refused = "seq_order", f"seq {seq} is not after the meta's seq {floor}"
+                if refused is not None:
+                    damage(Damage(number, *refused))
+                    skipped += 1
+                    continue
+            if expected is not None and seq != expected and seq != expected + skipped:
+                if records and seq <= records[-1]["seq"]:
+                    rollout.duplicates.append({"line": number, "seq": seq, "type": kind,
+                                               "operation_id": record.get("operation_id")})
+                    if seq != records[-1]["seq"] or _differs(records, seq, record):
+                        damage(Damage(number, "seq_order", f"seq {seq} after {expected - 1}"))
+                    continue
+                damage(Damage(number, "seq_gap", f"expected seq {expected}, found {seq}"))
+            expected = seq + 1
+            skipped = 0
+            if walk is None:
+                damage(Damage(number, "unknown_type", f"unknown type {kind!r}"))
                 continue
-            record = upcast(record, 1)
-        seq: Any = record.get("seq")  # checked just below, before any arithmetic
-        kind = record.get("type")
-        walk = walks.get(kind) if kind.__class__ is str else None
-        if (seq.__class__ is not int or not 0 <= seq <= top or walk or "data" in record
-                or expected is None):  # the common message line takes none of these
-            refused = _refused(record, line, walk)
-            if refused is None and expected is None and seq <= floor:
-                refused = "seq_order", f"seq {seq} is not after the meta's seq {floor}"
-            if refused is not None:
-                damage(Damage(number, *refused))
-                skipped += 1
-                continue
-        if expected is not None and seq != expected and seq != expected + skipped:
-            if records and seq <= records[-1]["seq"]:
-                rollout.duplicates.append({"line": number, "seq": seq, "type": kind,
-                                           "operation_id": record.get("operation_id")})
-                if seq != records[-1]["seq"] or _differs(records, seq, record):
-                    damage(Damage(number, "seq_order", f"seq {seq} after {expected - 1}"))
-                continue
-            damage(Damage(number, "seq_gap", f"expected seq {expected}, found {seq}"))
-        expected = seq + 1
-        skipped = 0
-        if walk is None:
-            damage(Damage(number, "unknown_type", f"unknown type {kind!r}"))
-            continue
-        append(record)
+            append(record)
+        start = stop
     if rollout.damage and rollout.status is Status.OK:
         rollout.status = Status.DAMAGED
 
