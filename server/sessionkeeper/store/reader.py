@@ -9,11 +9,9 @@ line numbers (see `read_latest`). The parsed types are `rollout`'s, re-exported 
 from __future__ import annotations
 
 import os
-import zlib
 from pathlib import Path
-from typing import Any
 
-from .codec import decode
+from .codec import crc32_function, decode
 from .rollout import Damage, Record, Rollout, Status, Tail, parse_rollout
 
 __all__ = ["Damage", "Record", "Rollout", "Status", "Tail", "parse_rollout", "read_bytes",
@@ -74,21 +72,12 @@ def read_latest(path: Path, *, verify: bool = True) -> Rollout:
     return rollout
 
 
-def _crc32() -> Any:
-    """The fastest CRC32 at hand: zlib-ng's (SIMD, ~3x zlib's here; the same values) or zlib's."""
-    try:
-        from zlib_ng import zlib_ng
-    except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib gives the same CRC
-        return zlib.crc32
-    return zlib_ng.crc32
-
-
 def _prefix_intact(fd: int, snapshot: Record, start: int) -> bool:
     """True when the snapshot at `start` vouches for exactly the bytes before it, and they match."""
     expected, length = snapshot.get("prefix_crc"), snapshot.get("prefix_bytes")
     if not isinstance(expected, str) or not isinstance(length, int) or length != start:
         return False
-    crc32 = _crc32()
+    crc32 = crc32_function()
     crc = 0
     offset = 0
     while offset < length:
