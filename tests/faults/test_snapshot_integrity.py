@@ -3,10 +3,17 @@ after it (issue 12 items 3 and 10a), on sessions recorded through the API."""
 
 from __future__ import annotations
 
+import os
+import random
+import zlib
 from pathlib import Path
 
+import pytest
+
 from sessionkeeper.api import Keeper
+from sessionkeeper.store import reader
 from sessionkeeper.store.codec import frame
+from sessionkeeper.store.reader import prefix_crc
 
 
 def _closed_session(store_dir: Path, repo: Path, *, after: int) -> tuple[Keeper, str, Path]:
@@ -85,3 +92,44 @@ def test_an_intact_session_with_a_snapshot_resumes_ok(store_dir: Path, repo: Pat
     keeper, thread, _path = _closed_session(store_dir, repo, after=3)
     report = keeper.check_resume(thread, workspace=str(repo))
     assert report.verdict == "ok" and report.damaged == []
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 7, 4096, (1 << 20) + 3, 3 << 20])
+def test_the_prefix_crc_checked_in_two_halves_equals_zlibs(tmp_path: Path, length: int) -> None:
+    """Fixture: a file of 3 MiB + 5 random bytes; the halves path forced from 1 byte on."""
+    data = random.Random(length).randbytes((3 << 20) + 5)
+    path = tmp_path / "bytes"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert prefix_crc(fd, length, parallel_from=1) == zlib.crc32(data[:length])
+        assert prefix_crc(fd, length) == zlib.crc32(data[:length])
+        assert prefix_crc(fd, len(data) + 1, parallel_from=1) is None  # the file is shorter
+    finally:
+        os.close(fd)
+
+
+def test_damage_in_the_second_half_of_a_long_prefix_blocks_the_resume(store_dir: Path, repo: Path,
+                                                                      monkeypatch) -> None:
+    """Fixture: a closed session with 400 messages before its snapshot; one byte flipped at 3/4
+    of the bytes before the snapshot; the two-halves check forced on (PARALLEL_PREFIX = 1)."""
+    monkeypatch.setattr(reader, "PARALLEL_PREFIX", 1)
+    keeper = Keeper(store_dir, snapshot_min_bytes=1 << 30)
+    session = keeper.start(repo, title="long prefix")
+    for i in range(400):
+        session.record({"type": "message", "role": "user", "text": f"before {i} " + "p" * 200})
+    session.snapshot()
+    session.writer.recorder.flush()
+    path = session.writer.path
+    session.writer.close()
+    keeper.live.clear()
+    assert keeper.check_resume(session.thread_id, workspace=str(repo)).verdict == "ok"
+    data = bytearray(path.read_bytes())
+    snapshot_at = data.rindex(b"\n", 0, data.rindex(b'"type":"snapshot"')) + 1
+    at = data.index(b"p" * 50, snapshot_at * 3 // 4)
+    assert snapshot_at // 2 < at < snapshot_at
+    data[at] = ord("q")
+    path.write_bytes(bytes(data))
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d["kind"] for d in report.damaged] == ["checksum"]

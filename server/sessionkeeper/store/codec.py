@@ -73,6 +73,15 @@ def crc32_function() -> Callable[[bytes, int], int]:
     return _crc32
 
 
+def crc32_combine_function() -> Callable[[int, int, int], int] | None:
+    """zlib-ng's crc32_combine(crc_a, crc_b, len_b) -> the CRC of a + b; None without zlib-ng."""
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # pragma: no cover - zlib-ng is a dependency
+        return None
+    return zlib_ng.crc32_combine
+
+
 def frame(seq: int, ts: bytes, body: bytes) -> bytes:
     """Build one line from an event body (`{"type":…}`) and its envelope (`ts` ASCII bytes)."""
     if len(body) <= 2:  # an empty object: the envelope is the whole record

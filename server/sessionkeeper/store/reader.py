@@ -9,9 +9,10 @@ line numbers (see `read_latest`). The parsed types are `rollout`'s, re-exported 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
-from .codec import crc32_function, decode
+from .codec import crc32_combine_function, crc32_function, decode
 from .rollout import Damage, Record, Rollout, Status, Tail, parse_rollout
 
 __all__ = ["Damage", "Record", "Rollout", "Status", "Tail", "parse_rollout", "read_bytes",
@@ -19,7 +20,8 @@ __all__ = ["Damage", "Record", "Rollout", "Status", "Tail", "parse_rollout", "re
 
 _SNAPSHOT_MARK = b'"type":"snapshot"'
 _CHUNK = 1 << 16
-_PREFIX_CHUNK = 4 << 20  # bytes CRC-checked per read: memory stays bounded, calls few
+_PREFIX_CHUNK = 1 << 20  # bytes CRC-checked per read: bounded memory, few calls, cache-sized
+PARALLEL_PREFIX = 32 << 20  # a prefix this long is CRC-checked in two halves on two threads
 
 
 def read_bytes(path: Path) -> bytes:
@@ -77,16 +79,51 @@ def _prefix_intact(fd: int, snapshot: Record, start: int) -> bool:
     expected, length = snapshot.get("prefix_crc"), snapshot.get("prefix_bytes")
     if not isinstance(expected, str) or not isinstance(length, int) or length != start:
         return False
+    crc = prefix_crc(fd, length)
+    return crc is not None and f"{crc:08x}" == expected
+
+
+def prefix_crc(fd: int, length: int, *, parallel_from: int | None = None) -> int | None:
+    """The CRC32 of a file's first `length` bytes (None if it is shorter). From `parallel_from`
+    bytes on (default PARALLEL_PREFIX), with two CPUs, its halves are checked at once — pread
+    and zlib-ng's CRC run without the GIL — and their CRCs combined."""
+    combine = crc32_combine_function()
+    least = PARALLEL_PREFIX if parallel_from is None else parallel_from
+    if length < least or combine is None or (os.cpu_count() or 1) < 2:
+        return _range_crc(fd, 0, length)
+    half = length // 2
+    tail: list[int | None | BaseException] = []
+
+    def check_tail() -> None:
+        try:
+            tail.append(_range_crc(fd, half, length))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            tail.append(exc)
+
+    worker = threading.Thread(target=check_tail, name="sessionkeeper-prefix-crc", daemon=True)
+    worker.start()
+    try:
+        head = _range_crc(fd, 0, half)
+    finally:
+        worker.join()  # the fd stays open until both halves are read
+    if isinstance(tail[0], BaseException):
+        raise tail[0]
+    if head is None or tail[0] is None:
+        return None
+    return combine(head, tail[0], length - half)
+
+
+def _range_crc(fd: int, offset: int, end: int) -> int | None:
+    """The CRC32 of bytes [offset, end) of a file (None if it ends before `end`)."""
     crc32 = crc32_function()
     crc = 0
-    offset = 0
-    while offset < length:
-        chunk = os.pread(fd, min(_PREFIX_CHUNK, length - offset), offset)
+    while offset < end:
+        chunk = os.pread(fd, min(_PREFIX_CHUNK, end - offset), offset)
         if not chunk:
-            return False
+            return None
         crc = crc32(chunk, crc)
         offset += len(chunk)
-    return f"{crc:08x}" == expected
+    return crc
 
 
 def _first_line(fd: int) -> bytes:
