@@ -2,8 +2,12 @@
 
 The watcher (watchfiles, one daemon thread) starts after the first listing imported the agents —
 never at start-up — and watches the roots that exist then; any change there makes the Keeper
-import again on the next listing (`Keeper.agents_changed`). A root that did not exist is looked
-for again on each listing (a cheap stat), and the watcher restarted when it appears.
+import again on the next listing (`Keeper.agents_changed`). It imports watchfiles a moment later
+(START_DELAY_S: the first listing's answer goes out without it) and says it is watching only
+once watchfiles is (`on_watching`, at its first yield): until then listings stat the roots as
+without a watcher, and the first listing after it stats them once more, so a change made before
+the watch began is never missed. A root that did not exist is looked for again on each listing
+(a cheap stat), and the watcher restarted when it appears.
 `ImportProgress` turns an import's `(done, total)` calls, made on the domain worker, into
 work-done progress on the event loop, and only for an import of at least `PROGRESS_MIN` files.
 """
@@ -23,15 +27,20 @@ from lsprotocol import types
 log = logging.getLogger("sessionkeeper.lsp.agents")
 PROGRESS_MIN = 50
 """An import reading at least this many files reports $/progress."""
+START_DELAY_S = 0.25
+"""How long the watcher waits before importing watchfiles (not beside the first answer)."""
 
 
 class RootsWatcher:
-    """Watches the agents' roots in a daemon thread; calls `on_change` once per batch of changes."""
+    """Watches the agents' roots in a daemon thread; calls `on_change` once per batch of changes
+    and `on_watching` once, when watchfiles watches."""
 
-    def __init__(self, roots: Sequence[str], *, on_change: Callable[[], Any]) -> None:
+    def __init__(self, roots: Sequence[str], *, on_change: Callable[[], Any],
+                 on_watching: Callable[[], Any] | None = None) -> None:
         self.roots = sorted(set(roots))
         self.watched = [r for r in self.roots if os.path.isdir(r)]
         self.on_change = on_change
+        self.on_watching = on_watching
         self.ready = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -57,14 +66,20 @@ class RootsWatcher:
 
     def _run(self) -> None:
         try:
+            if self._stop.wait(START_DELAY_S):
+                return
             from watchfiles import watch
 
+            watching = False
             for batch in watch(*self.watched, debounce=200, step=50, stop_event=self._stop,
                                raise_interrupt=False, ignore_permission_denied=True,
                                yield_on_timeout=True, rust_timeout=1000):
-                self.ready.set()
                 if self._stop.is_set():
                     break
+                if not watching and self.on_watching is not None:
+                    self.on_watching()
+                watching = True
+                self.ready.set()
                 if batch:
                     self.on_change()
         except Exception:  # noqa: BLE001 - a dead watcher must not take the server with it

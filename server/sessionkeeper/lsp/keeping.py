@@ -106,9 +106,15 @@ class KeeperHost:
 
             sources = keeper.agent_sources
             roots = [str(r) for name in sources.enabled() for r in sources.roots_of(name)]
-            self.agent_watcher = RootsWatcher(roots, on_change=self._agents_changed)
+            self.agent_watcher = RootsWatcher(roots, on_change=self._agents_changed,
+                                              on_watching=self._agents_watched)
             self.agent_watcher.start()
-            keeper.watching_agents = True
+
+    def _agents_watched(self) -> None:
+        """The roots watcher watches (its thread): trust it, after one more look at the roots."""
+        if self._keeper is not None:
+            self._keeper.watching_agents = True
+            self._keeper.agents_changed()  # what changed before the watch began is read next
 
     def _agents_changed(self) -> None:
         """The agents' roots changed (watcher thread): import on the next listing, tell the client."""
