@@ -123,18 +123,21 @@ class Session(OperationCalls):
 
     def _prepared(self, events: list[Record | Event], *, own: bool, content: bytes | None,
                   built: bool) -> list[tuple[str, bytes]]:
-        """Every event checked and encoded before any is written; a large batch that Session
-        Keeper built (the files seen at start) is read and stored by a few threads, since each
-        blob waits for its own fsyncs."""
+        """Every event checked and encoded before any is written; in a large batch that Session
+        Keeper built (the files seen at start), the files to read are read and stored by a few
+        threads, since each blob waits for its own fsyncs, and the rest encoded meanwhile."""
         def body(event: Record | Event) -> tuple[str, bytes]:
             return self._body(event, own=own, content=content, built=built)
 
-        if not built or len(events) < _PARALLEL_FROM:
+        reads = [i for i, event in enumerate(events) if built and _reads_file(event)]
+        if len(reads) < _PARALLEL_FROM:
             return [body(event) for event in events]
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=_CAPTURE_THREADS) as pool:
-            return list(pool.map(body, events))
+        with ThreadPoolExecutor(max_workers=_CAPTURE_THREADS) as pool:  # reads in the threads,
+            pending = {i: pool.submit(body, events[i]) for i in reads}  # the rest meanwhile here
+            done = [None if i in pending else body(event) for i, event in enumerate(events)]
+            return [pending[i].result() if b is None else b for i, b in enumerate(done)]
 
     def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
         bodies: list[bytes] = []
@@ -221,6 +224,9 @@ class Session(OperationCalls):
 
     def _workspace_path(self, path: str) -> str:
         """A file path as file history keys it: relative to the workspace, with `/`."""
+        if not os.path.isabs(path) and os.path.normpath(path) == path and path != ".." \
+                and not path.startswith(".." + os.sep):  # already relative and normal (git's)
+            return path.replace(os.sep, "/")
         root = self.workspace
         full = os.path.normpath(os.path.join(root, path))
         if os.path.isabs(path):  # the editor may name it through a symlinked workspace path
@@ -333,6 +339,12 @@ class Session(OperationCalls):
 
 
 _event_body: Callable[[Any], bytes] | None = None
+
+
+def _reads_file(event: Record | Event) -> bool:
+    """True for a file change whose completion reads the file now (no after_hash, not deleted)."""
+    return isinstance(event, dict) and event.get("type") == "file_change" \
+        and "after_hash" not in event and not event.get("deleted")
 
 
 def _validated(data: Any) -> bytes:
