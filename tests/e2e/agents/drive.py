@@ -9,7 +9,6 @@ and a real git repository on `feature/sk-test`; the agent reaches only the fake 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from tests.conftest import git, init_repo
 from tests.e2e.agents.fake_models import FakeModel
+from tests.e2e.agents.seed_editor import session_of
 
 HERE = Path(__file__).resolve().parent
 RUN_TIMEOUT = 180
@@ -95,17 +95,8 @@ class Driver:
             raise RuntimeError(f"{self.agent} exited {out.returncode}:\n{out.stderr[-3000:]}\n"
                                f"{out.stdout[-2000:]}")
         if self.session_id is None:
-            self.session_id = self._session_of(out.stdout)
+            self.session_id = session_of(self.agent, out.stdout)
         return out.stdout
-
-    def _session_of(self, stdout: str) -> str:
-        if self.agent == "claude":
-            return str(json.loads(stdout)["session_id"])
-        for line in stdout.splitlines():
-            event = json.loads(line) if line.startswith("{") else {}
-            if event.get("type") == "thread.started":
-                return str(event["thread_id"])
-        raise RuntimeError(f"no thread.started in codex output: {stdout[:500]}")
 
     def transcript(self) -> Path:
         """The session's log file, as the agent wrote it."""
