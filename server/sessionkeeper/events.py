@@ -228,11 +228,12 @@ def own_body(data: Any) -> bytes:
     itself — meta, lifecycle, snapshot — encoded without validation: it comes from the typed
     dataclasses, not from outside, so no pydantic is imported for it (`validate.event_body`
     checks what arrives from outside, and calls this for the bytes)."""
-    if is_dataclass(data) and not isinstance(data, type):
-        data = plain(data)
-    if not isinstance(data, dict):
-        raise InvalidEvent(f"event: expected a JSON object, not {type(data).__name__}")
-    if any(key in data for key in _ENVELOPE):
+    if data.__class__ is not dict:  # a plain dict, the common case, needs no look at its type
+        if is_dataclass(data) and not isinstance(data, type):
+            data = plain(data)
+        if not isinstance(data, dict):
+            raise InvalidEvent(f"event: expected a JSON object, not {type(data).__name__}")
+    if "seq" in data or "ts" in data:  # _ENVELOPE
         data = {k: v for k, v in data.items() if k not in _ENVELOPE}
     try:
         return orjson.dumps(data)

@@ -361,6 +361,6 @@ def redact_value(value: Any, key: str | None = None) -> Any:
 def redact_json(body: bytes) -> bytes:
     """Redact an encoded JSON object; returns the same bytes when nothing looks secret."""
     plan = _plan(body)
-    if plan.empty:
+    if plan is _NOTHING or plan.empty:
         return body
     return orjson.dumps(_walk(orjson.loads(body), plan))

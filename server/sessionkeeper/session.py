@@ -42,6 +42,7 @@ __all__ = ["OperationTicket", "Session", "Transition", "args_digest"]
 log = logging.getLogger("sessionkeeper.session")
 _PARALLEL_FROM = 8  # events in one batch built here before their capture runs in threads
 _CAPTURE_THREADS = 8
+_COMPLETED = frozenset({"operation", "file_change", "baseline", "compacted"})  # see _completed
 
 
 class Transition(NamedTuple):
@@ -91,7 +92,7 @@ class Session(OperationCalls):
 
     def record(self, event: Record | Event, *, durability: Durability | None = None) -> Ack:
         """Validate, redact and append one event; returns once `durability` is reached."""
-        return self.record_many([event], durability=durability)[0]
+        return self._record([event], durability=durability, own=False)[0]
 
     def record_many(self, events: list[Record | Event], *,
                     durability: Durability | None = None) -> list[Ack]:
@@ -126,10 +127,13 @@ class Session(OperationCalls):
         """Every event checked and encoded before any is written; in a large batch that Session
         Keeper built (the files seen at start), the files to read are read and stored by a few
         threads, since each blob waits for its own fsyncs, and the rest encoded meanwhile."""
+        if not built:
+            return [self._body(event, own=own, content=content) for event in events]
+
         def body(event: Record | Event) -> tuple[str, bytes]:
             return self._body(event, own=own, content=content, built=built)
 
-        reads = [i for i, event in enumerate(events) if built and _reads_file(event)]
+        reads = [i for i, event in enumerate(events) if _reads_file(event)]
         if len(reads) < _PARALLEL_FROM:
             return [body(event) for event in events]
         from concurrent.futures import ThreadPoolExecutor
@@ -140,6 +144,8 @@ class Session(OperationCalls):
             return [pending[i].result() if b is None else b for i, b in enumerate(done)]
 
     def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
+        if "operation" not in {kind for kind, _body in prepared}:  # nothing can be a re-delivery
+            return self._append([body for _kind, body in prepared], level)
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
@@ -159,10 +165,7 @@ class Session(OperationCalls):
                 first_in_batch[key] = (len(bodies), record.get("args_digest"))
             plan.append(("new", len(bodies), None))
             bodies.append(body)
-        lazy = Durability.WRITTEN if level is Durability.DURABLE else level
-        written = [a._replace(durability=level)
-                   for a in self.writer.append(bodies, lazy)] if bodies else []
-        self._fold(bodies, written)
+        written = self._append(bodies, level) if bodies else []
         out = []
         for how, ref, record in plan:
             if how == "new":
@@ -181,7 +184,7 @@ class Session(OperationCalls):
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
             raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
-        if isinstance(data, dict):
+        if kind in _COMPLETED and isinstance(data, dict):
             data = self._completed(kind, data, content=content, own=own)
         # one built here was checked by its dataclass; what arrives is validated (pydantic)
         body = own_body(data) if built or (own and isinstance(event, Event)) else _validated(data)
@@ -235,12 +238,23 @@ class Session(OperationCalls):
             raise InvalidEvent(f"path: {path!r} lies outside the workspace {root}")
         return os.path.relpath(full, root).replace(os.sep, "/")
 
+    def _append(self, bodies: list[bytes], level: Durability) -> list[Ack]:
+        """Write bodies (a durable level is waited for after the lock) and fold them in."""
+        if level is Durability.DURABLE:
+            acks = [Ack(a.seq, level, a.duplicate)
+                    for a in self.writer.append(bodies, Durability.WRITTEN)]
+        else:
+            acks = self.writer.append(bodies, level)
+        self._fold(bodies, acks)
+        return acks
+
     def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
+        apply, loads = self.state.apply, orjson.loads
         for body, ack in zip(bodies, acks, strict=True):
-            record = orjson.loads(body)
+            record = loads(body)
             record["seq"] = ack.seq
-            self.state.apply(record)
-        self._since_snapshot += sum(map(len, bodies))
+            apply(record)
+            self._since_snapshot += len(body)
         if self._since_snapshot >= max(2 * self._snapshot_bytes, self.policy.snapshot_min_bytes):
             try:
                 self._snapshot_locked()
@@ -280,13 +294,14 @@ class Session(OperationCalls):
     def _snapshot_locked(self) -> Ack:
         self._since_snapshot = 0
         state = {"subsystems": self.state.snapshot(), "summary": self.summary()}
+        changed = state["summary"] != self.writer.summary  # what a listing shows: refresh it now
         self.writer.summary = dict(state["summary"])
         recorder = self.writer.recorder
         recorder.flush()  # buffered records first: the prefix the snapshot vouches for is on disk
         body = own_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
                            "prefix_bytes": recorder.size, "prefix_crc": f"{recorder.crc:08x}"})
         self._snapshot_bytes = len(body)
-        ack = self.writer.append([body], reindex=True)[0]
+        ack = self.writer.append([body], reindex=changed)[0]
         self.state.through_seq = ack.seq
         return ack
 

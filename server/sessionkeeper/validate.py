@@ -12,7 +12,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, TypeAdapter, ValidationError
 
 from .errors import InvalidEvent
-from .events import SCHEMA_VERSION, STRICT, own_body, plain
+from .events import SCHEMA_VERSION, STRICT, own_body
 from .schema import (
     Baseline,
     Compacted,
@@ -46,6 +46,7 @@ AnyEvent = Annotated[
 ]
 
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(AnyEvent)
+_CHECK_JSON = _ADAPTER.validator.validate_json  # the core validator: no per-call wrapper
 
 
 def _reason(exc: ValidationError) -> str:
@@ -57,9 +58,9 @@ def _reason(exc: ValidationError) -> str:
 
 def event_body(raw: dict[str, Any] | Event) -> bytes:
     """Validate an event and return its JSON body without `seq`/`ts` (the recorder adds those)."""
-    body = own_body(plain(raw) if isinstance(raw, Event) else raw)
+    body = own_body(raw)  # a record dataclass is made plain there
     try:
-        _ADAPTER.validate_json(body)
+        _CHECK_JSON(body)
     except ValidationError as exc:
         raise InvalidEvent(_reason(exc)) from None
     return body

@@ -67,11 +67,12 @@ class SessionState:
 
     def apply(self, record: Record) -> None:
         """Fold one record; a `snapshot` record restores its state instead."""
-        seq = record.get("seq")
-        if seq is not None and self.through_seq is not None and seq <= self.through_seq:
+        seq, through = record.get("seq"), self.through_seq
+        if seq is not None and through is not None and seq <= through:
             self.skipped.append(seq)
             return
-        if record.get("type") == "snapshot":
+        kind = record.get("type", "")
+        if kind == "snapshot":
             state = record.get("state") or {}
             # a snapshot event stores {"subsystems": {name: state}, "summary": ...} or just the map
             states = state.get("subsystems", state) if isinstance(state, dict) else {}
@@ -79,18 +80,16 @@ class SessionState:
             self.restore(states if isinstance(states, dict) else {},
                          through_seq=through if isinstance(through, int) else None)
         else:
-            for sub in self.routes.get(record.get("type", ""), ()):
-                if sub.name not in self.broken:
-                    self._fold_one(sub, record)
-        if seq is not None:
-            self.through_seq = seq if self.through_seq is None else max(seq, self.through_seq)
-
-    def _fold_one(self, sub: Subsystem, record: Record) -> None:
-        try:
-            sub.apply(record)
-        except Exception as exc:  # noqa: BLE001 - isolation is the point
-            where = f"{record.get('type')} seq {record.get('seq')}"
-            self.broken[sub.name] = f"failed to fold {where}: {exc!r}"
+            for sub in self.routes.get(kind, ()):
+                if sub.name in self.broken:
+                    continue
+                try:
+                    sub.apply(record)
+                except Exception as exc:  # noqa: BLE001 - isolation is the point
+                    where = f"{record.get('type')} seq {record.get('seq')}"
+                    self.broken[sub.name] = f"failed to fold {where}: {exc!r}"
+        if seq is not None and (self.through_seq is None or seq > self.through_seq):
+            self.through_seq = seq
 
     def attach_log(self, log: Callable[[int, int, frozenset[str] | None], Iterable[Record]]
                    ) -> None:

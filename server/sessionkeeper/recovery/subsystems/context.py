@@ -17,6 +17,7 @@ live as long as it is among the last RECENT_IDS ids.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from .base import Record, Subsystem, register
@@ -26,6 +27,43 @@ WINDOW_BYTES = 32 * 1024
 BIG_TEXT = 8 * 1024
 RECENT_IDS = 1024
 _MESSAGE = frozenset({"message"})
+
+
+class RecentIds:
+    """The latest `size` message ids in order, with a membership test in constant time."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.order: deque[str] = deque()
+        self.counts: dict[str, int] = {}  # a multiset: a restored list may repeat an id
+
+    def append(self, mid: str) -> None:
+        """Add an id; the oldest one goes once `size` are held."""
+        if len(self.order) >= self.size:
+            old = self.order.popleft()
+            left = self.counts[old] - 1
+            if left:
+                self.counts[old] = left
+            else:
+                del self.counts[old]
+        self.order.append(mid)
+        self.counts[mid] = self.counts.get(mid, 0) + 1
+
+    def extend(self, ids: list[str]) -> None:
+        """Add ids in order."""
+        for mid in ids:
+            self.append(mid)
+
+    def clear(self) -> None:
+        """Forget every id."""
+        self.order.clear()
+        self.counts.clear()
+
+    def __contains__(self, mid: object) -> bool:
+        return mid in self.counts
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.order)
 
 
 @register
@@ -39,7 +77,7 @@ class Context(Subsystem):
         self.compaction: dict[str, Any] | None = None  # text only when short (else in the log)
         self.cleared_at = -1  # seq of the latest clear / idle reset
         self.count = 0  # messages after the floor (re-deliveries of recent ids not counted)
-        self.ids: deque[str] = deque(maxlen=RECENT_IDS)
+        self.ids = RecentIds(RECENT_IDS)
         self.window: deque[dict[str, Any]] = deque()
         self.window_bytes = 0
         self.complete = True  # the window holds every message after the floor
@@ -55,9 +93,15 @@ class Context(Subsystem):
     def apply(self, record: Record) -> None:
         """Fold a message, a compaction, or a clear / idle reset (other sources change nothing)."""
         kind, seq = record["type"], record.get("seq")
-        if isinstance(seq, int):
-            self.last_seq = max(self.last_seq, seq)
-        if kind == "lifecycle":
+        if isinstance(seq, int) and seq > self.last_seq:
+            self.last_seq = seq
+        if kind == "message":
+            if not self._covered(record):
+                self._add({"seq": seq, "role": record["role"], "text": record["text"],
+                           "message_id": record.get("message_id")})
+                if isinstance(seq, int) and seq > self.last_message_seq:
+                    self.last_message_seq = seq
+        elif kind == "lifecycle":
             hook_note = "hook_failures" in (record.get("data") or {})  # not a transition itself
             if record.get("source") in ("clear", "idle_reset") and not hook_note:
                 self.compaction = None
@@ -77,11 +121,6 @@ class Context(Subsystem):
                 self._add(m)
             if not exact:
                 self.complete, self.count = False, -1  # recounted from the log when asked
-        elif not self._covered(record):
-            self._add({"seq": seq, "role": record["role"], "text": record["text"],
-                       "message_id": record.get("message_id")})
-            if isinstance(seq, int):
-                self.last_message_seq = max(self.last_message_seq, seq)
 
     def _reset(self) -> None:
         self.count, self.window_bytes, self.complete = 0, 0, True
