@@ -195,6 +195,20 @@ def test_the_policy_is_read_from_the_repository_git_config(repo: Path, store_dir
     assert answer.outcome == "drift"
 
 
+def test_a_resume_its_digest_proves_ok_is_still_off_when_the_policy_is_off(
+        repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`; a start and a checked resume (it leaves the digest), then `off` in the
+    repository's git config: the digest is read while git answers, and nothing comes of it."""
+    _started("codex", repo, store_dir)
+    assert call("codex", "SessionStart", repo, store_dir, source="resume").outcome == "ok"
+    assert call("codex", "SessionStart", repo, store_dir, source="resume").outcome == "ok"
+    before = records(store_dir, "codex")
+    git(repo, "config", "sessionkeeper.hookPolicy", "off")
+    answer = call("codex", "SessionStart", repo, store_dir, source="resume")
+    assert answer.output is None and answer.outcome == "off"
+    assert records(store_dir, "codex") == before
+
+
 def test_a_gated_claude_session_is_acknowledged_by_its_prompt(repo: Path, store_dir: Path,
                                                              tmp_path: Path) -> None:
     """Fixture: `repo`; a Claude start, a resume from another repository, then the ack prompt."""

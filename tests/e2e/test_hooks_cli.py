@@ -185,3 +185,36 @@ def test_no_hook_ever_opens_a_network_connection(home: dict[str, str], repo: Pat
         assert done.returncode == 0 and b"failed open" not in done.stderr, done.stderr
         assert json.loads(out.read_text()) == [], event
     assert "nothing changed" in done.stdout.decode()
+
+
+_MODULES = """
+import json, runpy, sys
+OUT = sys.argv[1]
+sys.argv = ["sessionkeeper", *sys.argv[2:]]
+try:
+    runpy.run_module("sessionkeeper", run_name="__main__")
+except SystemExit:
+    pass
+with open(OUT, "w") as handle:
+    json.dump(sorted(sys.modules), handle)
+"""
+
+
+def test_a_resume_the_digest_proves_loads_no_keeper_and_makes_no_id(
+        home: dict[str, str], repo: Path, tmp_path: Path) -> None:
+    """Fixture: `repo`; a real start, a full resume check (it leaves the digest), then the
+    resume the digest proves, in a process that lists the modules it loaded."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    for source in ("startup", "resume"):
+        run("codex", "SessionStart", json.dumps(payload("codex", "SessionStart", repo,
+                                                        source=source)), store, env=home)
+    out = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", _MODULES, str(out), "hook", "--store",
+                           str(store), "codex", "SessionStart"],
+                          input=json.dumps(payload("codex", "SessionStart", repo,
+                                                   source="resume")).encode(),
+                          capture_output=True, timeout=120, env={**os.environ, **home})
+    assert b"nothing changed since it last ran" in done.stdout, done.stderr
+    modules = set(json.loads(out.read_text()))
+    assert {"sessionkeeper.hooks.digest", "sessionkeeper.hooks.policy"} <= modules
+    assert modules & {"uuid", "datetime", "sessionkeeper.api", "pydantic"} == set()

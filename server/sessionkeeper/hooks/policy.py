@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -44,14 +45,24 @@ def _setting(raw: str, source: str) -> Setting:
 
 def policy_for(cwd: str, env: dict[str, str] | None = None) -> Setting:
     """The policy in force for a hook running in `cwd`."""
+    return policy_started(cwd, env)()
+
+
+def policy_started(cwd: str, env: dict[str, str] | None = None) -> Callable[[], Setting]:
+    """Start finding the policy for a hook in `cwd`; the call returned waits for it (`git config`
+    runs meanwhile, so a hook can read what it needs before it knows whether to act)."""
     env = dict(os.environ) if env is None else env
     if env.get(ENV_POLICY, "").strip():
-        return _setting(env[ENV_POLICY], ENV_POLICY)
+        found = _setting(env[ENV_POLICY], ENV_POLICY)
+        return lambda: found
     where = cwd if os.path.isdir(cwd) else os.path.expanduser("~")
-    value = gitrun.value(where, "config", "--get", GIT_KEY)
-    if value:
-        return _setting(value, f"git config {GIT_KEY}")
-    return Setting("warn", "default")
+    pending = gitrun.started(where, "config", "--get", GIT_KEY)
+
+    def setting() -> Setting:
+        done = pending()
+        value = done.text().strip() if done.ok else ""
+        return _setting(value, f"git config {GIT_KEY}") if value else Setting("warn", "default")
+    return setting
 
 
 def set_policy(policy: str, *, repo: str | None = None) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from . import answers, digest, state, telling
 from .payload import HookInput
-from .policy import policy_for
+from .policy import policy_started
 
 if TYPE_CHECKING:
     from ..api import Keeper
@@ -40,14 +40,18 @@ _JOURNAL_WAIT_S = 3.0
 
 def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
     """The answer to one hook call (its records written before it returns)."""
-    setting = policy_for(hook.cwd)
+    setting_now = policy_started(hook.cwd)
+    root = _root(store)
+    resume = hook.event == "SessionStart" and hook.source == "resume"
+    # a resume reads its digest while `git config` answers; nothing is written before the policy
+    proven = _proven(hook, root) if resume else None
+    setting = setting_now()
     if setting.policy == "off":
         return answers.nothing("off")
-    root = _root(store)
     if hook.event == "UserPromptSubmit":
         return _prompt(hook, root, store)
-    if hook.event == "SessionStart" and hook.source == "resume":
-        return _resume(hook, store, root, block_drift=setting.policy == "block-on-drift",
+    if resume:
+        return _resume(hook, store, root, proven, block_drift=setting.policy == "block-on-drift",
                        note=setting.note)
     keeper = _keeper(store)
     if hook.event == "SessionStart":
@@ -129,13 +133,18 @@ def _refresh(journal: Session, hook: HookInput) -> None:
     refresh_baseline(journal, hook.cwd)
 
 
-def _resume(hook: HookInput, store: str | None, root: Path, *, block_drift: bool,
-            note: str | None) -> answers.Answer:
+def _proven(hook: HookInput, root: Path) -> digest.Digest | None:
+    """The session's digest when it proves this resume `ok` (reads only), else None."""
     known = digest.load(root, hook.agent, hook.session_id)
-    if known is not None and digest.proves_ok(known, hook.cwd):
+    return known if known is not None and digest.proves_ok(known, hook.cwd) else None
+
+
+def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Digest | None, *,
+            block_drift: bool, note: str | None) -> answers.Answer:
+    if proven is not None:
         state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
         state.defer(root, hook.agent, hook.session_id, {"source": "resume", "reason": "verified: ok"})
-        return answers.context("SessionStart", telling.verified_digest(known), outcome="ok",
+        return answers.context("SessionStart", telling.verified_digest(proven), outcome="ok",
                                message=note)
     keeper = _keeper(store)
     journaled = _has_journal(keeper, hook)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import GitRefused
@@ -38,12 +39,25 @@ class GitResult:
 
 def run(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> GitResult:
     """Run `git args...` in `cwd`; a missing git or directory is a failed result, never a raise."""
+    return started(cwd, *args, stdin=stdin)()
+
+
+def started(cwd: str | os.PathLike[str], *args: str,
+            stdin: bytes | None = None) -> Callable[[], GitResult]:
+    """Start `git args...` in `cwd` now; the call returned waits for its result (the caller works
+    meanwhile). A missing git or directory is a failed result, never a raise."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_ENV}, input=stdin,
-                              capture_output=True, check=False)
+        process = subprocess.Popen(["git", *args], cwd=cwd, env={**os.environ, **_ENV},
+                                   stdin=None if stdin is None else subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
-        return GitResult(127, b"", f"cannot run git in {cwd}: {exc}")
-    return GitResult(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+        failed = GitResult(127, b"", f"cannot run git in {cwd}: {exc}")
+        return lambda: failed
+
+    def result() -> GitResult:
+        out, err = process.communicate(stdin)
+        return GitResult(process.returncode, out, err.decode("utf-8", "replace"))
+    return result
 
 
 def value(cwd: str | os.PathLike[str], *args: str) -> str | None:

@@ -8,11 +8,14 @@ import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import ids
 from ..errors import StoreDamaged, StoreIOError
+
+if TYPE_CHECKING:  # a datetime arrives only with a new rollout
+    from datetime import datetime
 
 ENV_HOME = "SESSIONKEEPER_HOME"
 _ROLLOUT = re.compile(
@@ -126,6 +129,8 @@ class Layout:
 
     def new_rollout_path(self, session_id: str, started: datetime) -> Path:
         """Path for a new session's rollout: sessions/YYYY/MM/DD/rollout-<UTC ts>-<id>.jsonl."""
+        from datetime import timezone
+
         sid = ids.session_id(session_id)
         utc = started.astimezone(timezone.utc)
         stamp = utc.strftime("%Y%m%dT%H%M%S") + f"{utc.microsecond // 1000:03d}Z"
