@@ -42,6 +42,7 @@ __all__ = ["OperationTicket", "Session", "Transition", "args_digest"]
 log = logging.getLogger("sessionkeeper.session")
 _PARALLEL_FROM = 8  # events in one batch built here before their capture runs in threads
 _CAPTURE_THREADS = 8
+_DURABLE, _WRITTEN = Durability.DURABLE, Durability.WRITTEN  # module constants: no enum lookup
 _COMPLETED = frozenset({"operation", "file_change", "baseline", "compacted"})  # see _completed
 
 
@@ -66,6 +67,7 @@ class Session(OperationCalls):
         self._on_close = on_close
         self._since_snapshot = 0  # bytes appended since the last snapshot
         self._snapshot_bytes = 0  # size of the last snapshot
+        self._snapshot_due = policy.snapshot_min_bytes  # bytes after which the next one is due
         self._order = threading.RLock()  # append + fold in seq order
 
     @property
@@ -92,7 +94,7 @@ class Session(OperationCalls):
 
     def record(self, event: Record | Event, *, durability: Durability | None = None) -> Ack:
         """Validate, redact and append one event; returns once `durability` is reached."""
-        return self._record([event], durability=durability, own=False)[0]
+        return self._write([self._body(event)], durability)[0]  # _record's path, for one event
 
     def record_many(self, events: list[Record | Event], *,
                     durability: Durability | None = None) -> list[Ack]:
@@ -114,11 +116,21 @@ class Session(OperationCalls):
 
     def _record(self, events: list[Record | Event], *, durability: Durability | None,
                 own: bool, content: bytes | None = None, built: bool = False) -> list[Ack]:
-        prepared = self._prepared(events, own=own, content=content, built=built)
+        return self._write(self._prepared(events, own=own, content=content, built=built),
+                           durability)
+
+    def _write(self, prepared: list[tuple[str, bytes]], durability: Durability | None) -> list[Ack]:
+        """Append prepared bodies in seq order and fold them; a durable level is waited for
+        outside the order lock (so fsyncs are shared)."""
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
-            out = self._append_and_fold(prepared, level)
-        if level is Durability.DURABLE:
+            for kind, _body in prepared:
+                if kind == "operation":  # a re-delivery is acknowledged, never written again
+                    out = self._append_operations(prepared, level)
+                    break
+            else:
+                out = self._append([body for _kind, body in prepared], level)
+        if level is _DURABLE:
             self.writer.recorder.sync()
         return out
 
@@ -143,9 +155,9 @@ class Session(OperationCalls):
             done = [None if i in pending else body(event) for i, event in enumerate(events)]
             return [pending[i].result() if b is None else b for i, b in enumerate(done)]
 
-    def _append_and_fold(self, prepared: list[tuple[str, bytes]], level: Durability) -> list[Ack]:
-        if "operation" not in {kind for kind, _body in prepared}:  # nothing can be a re-delivery
-            return self._append([body for _kind, body in prepared], level)
+    def _append_operations(self, prepared: list[tuple[str, bytes]],
+                           level: Durability) -> list[Ack]:
+        """Append a batch holding operations: a re-delivered one gets its first ack instead."""
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
@@ -239,28 +251,25 @@ class Session(OperationCalls):
         return os.path.relpath(full, root).replace(os.sep, "/")
 
     def _append(self, bodies: list[bytes], level: Durability) -> list[Ack]:
-        """Write bodies (a durable level is waited for after the lock) and fold them in."""
-        if level is Durability.DURABLE:
-            acks = [Ack(a.seq, level, a.duplicate)
-                    for a in self.writer.append(bodies, Durability.WRITTEN)]
+        """Write bodies (a durable level is waited for after the lock), fold them in, and
+        snapshot once enough bytes came since the last snapshot."""
+        if level is _DURABLE:
+            acks = [Ack(a.seq, level, a.duplicate) for a in self.writer.append(bodies, _WRITTEN)]
         else:
             acks = self.writer.append(bodies, level)
-        self._fold(bodies, acks)
-        return acks
-
-    def _fold(self, bodies: list[bytes], acks: list[Ack]) -> None:
-        apply, loads = self.state.apply, orjson.loads
+        apply = self.state.apply
         for body, ack in zip(bodies, acks, strict=True):
-            record = loads(body)
+            record = orjson.loads(body)
             record["seq"] = ack.seq
             apply(record)
             self._since_snapshot += len(body)
-        if self._since_snapshot >= max(2 * self._snapshot_bytes, self.policy.snapshot_min_bytes):
+        if self._since_snapshot >= self._snapshot_due:
             try:
                 self._snapshot_locked()
             except SessionKeeperError as exc:  # the records are written: their acks stand
                 log.warning("automatic snapshot of %s failed (retried later): %s",
                             self.session_id, exc)
+        return acks
 
     def refresh_baseline(self) -> Ack:
         """Record the workspace's git baseline as it is now (after the agent moved HEAD)."""
@@ -301,6 +310,7 @@ class Session(OperationCalls):
         body = own_body({"type": "snapshot", "through_seq": self.writer.last_seq, "state": state,
                            "prefix_bytes": recorder.size, "prefix_crc": f"{recorder.crc:08x}"})
         self._snapshot_bytes = len(body)
+        self._snapshot_due = max(2 * len(body), self.policy.snapshot_min_bytes)
         ack = self.writer.append([body], reindex=changed)[0]
         self.state.through_seq = ack.seq
         return ack
@@ -309,6 +319,7 @@ class Session(OperationCalls):
         """Continue the snapshot policy of a re-attached session from what its rollout holds."""
         if rollout.from_snapshot and rollout.records:
             self._snapshot_bytes = len(orjson.dumps(rollout.records[0]))
+            self._snapshot_due = max(2 * self._snapshot_bytes, self.policy.snapshot_min_bytes)
             self._since_snapshot = sum(len(orjson.dumps(r)) for r in rollout.records[1:])
 
     def clear(self, reason: str = "") -> Ack:

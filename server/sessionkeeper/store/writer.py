@@ -36,7 +36,7 @@ class SessionWriter:
         self.recorder = recorder
         self.summary: dict[str, Any] | None = None
         self.pending: Path | None = None  # this session's marker until its row is in the index
-        self._indexed_at = time.monotonic()
+        self._index_due = time.monotonic() + _INDEX_EVERY_S  # the next periodic index refresh
 
     @property
     def session_id(self) -> str:
@@ -57,7 +57,7 @@ class SessionWriter:
                reindex: bool = False) -> list[Ack]:
         """Append encoded event bodies; refresh the index now and then (or when asked)."""
         acks = self.recorder.append(bodies, durability)
-        if reindex or time.monotonic() - self._indexed_at > _INDEX_EVERY_S:
+        if reindex or time.monotonic() > self._index_due:
             self.update_index()
         return acks
 
@@ -65,7 +65,7 @@ class SessionWriter:
         """Write this session's row to the index (fails soft: the pending marker stays)."""
         from .probe import session_row
 
-        self._indexed_at = time.monotonic()
+        self._index_due = time.monotonic() + _INDEX_EVERY_S
         row = session_row(self.meta, path=self.store.layout.relative(self.path), archived=False,
                           last={"seq": self.last_seq, "ts": utc_now_iso()},
                           size=self.recorder.size, inode=None, summary=self.summary)
