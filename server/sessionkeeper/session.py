@@ -194,10 +194,11 @@ class Session(OperationCalls):
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
-        if isinstance(kind, str) and kind in KEEPER_TYPES and not own:
-            raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
-        if kind in _COMPLETED and isinstance(data, dict):
-            data = self._completed(kind, data, content=content, own=own)
+        if isinstance(kind, str):  # then `data` is a dict; any other type is refused by validation
+            if kind in KEEPER_TYPES and not own:
+                raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
+            if kind in _COMPLETED:
+                data = self._completed(kind, data, content=content, own=own)
         # one built here was checked by its dataclass; what arrives is validated (pydantic)
         body = own_body(data) if built or (own and isinstance(event, Event)) else _validated(data)
         return str(kind), redact_json(body) if self.policy.redact else body

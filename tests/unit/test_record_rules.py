@@ -35,6 +35,21 @@ def test_keeper_types_are_refused_from_clients(kind: str, tmp_path, repo) -> Non
         session.record({"type": kind})
 
 
+@pytest.mark.parametrize("event", [{"type": ["message"]}, {"type": {"a": 1}}, {"type": 3},
+                                   {"role": "user", "text": "no type"}, ["message"], "message"])
+def test_a_record_whose_type_is_not_a_name_is_invalid_and_nothing_is_written(
+        event: object, tmp_path, repo) -> None:
+    """Fixture: a started session in `repo`; a record with no type, or a type of the wrong shape."""
+    from sessionkeeper.api import Keeper
+    from sessionkeeper.errors import InvalidEvent
+
+    with Keeper(tmp_path / "store").start(repo) as session:
+        before = session.writer.last_seq
+        with pytest.raises(InvalidEvent):
+            session.record(event)  # type: ignore[arg-type]
+        assert session.writer.last_seq == before
+
+
 def test_timeline_lines_come_from_the_rules() -> None:
     """Fixture: one record of a timeline type and one of a type that is not shown."""
     assert describe({"type": "operation", "tool": "shell", "operation_id": "op-1",
