@@ -13,6 +13,9 @@ thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -42,18 +45,30 @@ def command_modules(args: Sequence[str]) -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{name}") for name in wanted]
 
 
+@functools.cache  # once per process
+def _no_collection_at_exit() -> None:
+    """End a command's process without the interpreter's final collections: `gc.freeze()` at exit
+    makes them skip every object (the OS frees the memory; ~9 ms of a listing's 110 here). Files
+    and sessions are closed where they are used, never by a collection; stdout and stderr are
+    flushed all the same. Not for the server: its exit is not waited for."""
+    atexit.register(gc.freeze)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sessionkeeper` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"]:  # an agent's hook: a fast start, and never argparse's exit 2
         from ..hooks.entry import main as hook
 
+        _no_collection_at_exit()
         return hook(args_list[1:])
     from . import check
     from .common import emit, parser_with
 
     if not args_list or args_list[0] in ("--stdio", "--tcp"):
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
+    if args_list[0] != "serve":
+        _no_collection_at_exit()
     parser = parser_with(command_modules(args_list), top=check.add_top)
     args = parser.parse_args(args_list)
     try:
