@@ -7,9 +7,9 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import ids
 from ..errors import StoreDamaged, StoreIOError
@@ -65,8 +65,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class RolloutName:
+class RolloutName(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """What a rollout's file name says: when it started and which session it holds."""
 
     started: str
