@@ -74,6 +74,7 @@ ONLY_WHEN_READ = [
     "sessionkeeper.store.log",  # a thread's records read back by seq (a replay's, a session's)
     "sessionkeeper.store.codec",
     "sessionkeeper.recovery.verdicts",  # the decisions a resume takes
+    "sessionkeeper.cli.content",  # the content commands and options (start, record, rewind)
 ]
 
 
