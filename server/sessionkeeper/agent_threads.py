@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
-from .recovery.verdicts import DECISIONS, Decision
 from .store.index import SUBAGENT, FileCheckpoint, SessionRow
 
 if TYPE_CHECKING:
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from .agents.importer import AgentSources, ImportCounts
     from .recovery.replay import Replayed
     from .recovery.report import AgentCommand, Report
+    from .recovery.verdicts import Decision
     from .store.reader import Rollout
     from .store.store import Store
 
@@ -166,6 +166,7 @@ class AgentThreads:
         only with a decision; `fork` gives the agent's fork command. Nothing of ours is written.
         """
         from . import agents
+        from .recovery.verdicts import DECISIONS
 
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")

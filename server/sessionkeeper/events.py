@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
@@ -171,8 +171,7 @@ def _transcript(r: Record) -> str:
     return f"{len(r.get('entries') or [])} transcript entries{where}"
 
 
-@dataclass(frozen=True)
-class TypeRule:
+class TypeRule(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """How Session Keeper treats one record type."""
 
     writer: Literal["client", "keeper"]

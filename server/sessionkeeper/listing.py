@@ -3,7 +3,8 @@
 Owns the per-workspace baseline cache of a long-lived process (the language server): an entry
 is used only while the files that move with HEAD (`.git/HEAD`, the branch's ref, packed-refs)
 are unchanged (stat: mtime, size, inode), and for at most `ttl` seconds; `invalidate` drops
-entries at once (the workspace watcher calls it). A listing never reads a rollout.
+entries at once (the workspace watcher calls it). A listing never reads a rollout, and its
+baselines are an estimate's: root commits, branch and HEAD, without the origin URL (two git calls).
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def _stamp(files: tuple[str, ...]) -> Stamp:
 
 
 def workspace_baseline(root: str) -> GitBaseline | None:
-    """The git baseline of a workspace now (None outside git, missing, or refused by git)."""
+    """The git baseline of a workspace now, for an estimate: no origin URL asked (None outside
+    git, missing, or refused by git)."""
     try:
-        return capture(root) if os.path.isdir(root) else None
+        return capture(root, remote=False) if os.path.isdir(root) else None
     except GitRefused:
         return None
 
@@ -68,7 +70,8 @@ class BaselineCache:
             return workspace_baseline(root)
         files = head.files()
         stamp = _stamp(files)
-        baseline = from_head(head, known=entry[3] if entry is not None else None)
+        baseline = from_head(head, known=entry[3] if entry is not None else None,
+                             remote=False)
         with self._lock:
             self._entries[root] = (now, files, stamp, baseline)
         return baseline

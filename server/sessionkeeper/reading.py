@@ -16,7 +16,6 @@ from .agent_threads import AgentThreads
 from .journals import Journals
 from .starting import Starting
 from .store.index import ListQuery, SessionRow, ThreadRow
-from .store.log import thread_log
 
 if TYPE_CHECKING:
     from .recovery.replay import Replayed
@@ -70,6 +69,7 @@ class Reading(Starting, Journals, AgentThreads):
         if self.is_agent_thread(thread_id):
             return self.replay_agent(thread_id)
         from .recovery.replay import replay
+        from .store.log import thread_log
 
         self._sync_live(thread_id)
         members, foreign = self.store.chain(thread_id)

@@ -20,7 +20,6 @@ from .errors import GitRefused, InvalidEvent, ThreadBusy, UnknownThread
 from .reading import Reading
 from .recovery.baseline import identity_of
 from .store.index import ListQuery, ThreadRow
-from .store.log import thread_log
 
 if TYPE_CHECKING:  # imported where first needed: a check loads only its own part
     from filelock import BaseFileLock
@@ -186,6 +185,7 @@ class Resuming(Reading):
              workspace: str | None = None) -> Session:
         """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
         from .recovery.replay import replay
+        from .store.log import thread_log
 
         self._sync_live(thread_id)
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)

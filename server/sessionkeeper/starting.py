@@ -20,7 +20,6 @@ from .errors import InvalidEvent, InvalidWorkspace, UnknownThread
 from .events import Durability, Source, plain
 from .policy import ResetPolicy, SessionPolicy
 from .recovery.baseline import capture
-from .store.log import thread_log
 from .store.store import Store
 
 if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
@@ -126,6 +125,7 @@ class Starting:
         from .events import own_body
         from .redact import redact_value
         from .session import Session
+        from .store.log import thread_log
 
         record = plain(meta)
         if self.policy.redact:  # titles, paths and client names reach disk and the index too
@@ -189,6 +189,7 @@ class Starting:
         """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
         from .recovery.replay import replay
         from .session import Session
+        from .store.log import thread_log
 
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:

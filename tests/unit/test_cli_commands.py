@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from sessionkeeper.cli import COMMANDS, MODULES, command_modules
+from sessionkeeper.cli import COMMANDS, MODULES, command_modules, named_commands
 from sessionkeeper.cli.check import add_top
 from sessionkeeper.cli.common import parser_with
 
@@ -32,3 +32,16 @@ def test_a_command_line_loads_only_its_commands_module() -> None:
     assert command_modules(["--check-resume", "abc", "--json"]) == []
     assert len(command_modules(["--check-resume", "abc", "--help"])) == len(MODULES)
     assert len(command_modules(["lsit"])) == len(MODULES)  # a typo gets the full parser's error
+
+
+def test_a_command_line_adds_only_the_parsers_of_the_commands_it_names() -> None:
+    """Fixture: none — the parser `main` builds for a listing, an archive, and no command."""
+    def built(*args: str) -> set[str]:
+        parser = parser_with(command_modules(args), top=add_top,
+                             only=named_commands(args) or None)
+        return set(_subcommands(parser))
+
+    assert built("list", "--json", "--workspace", ".") == {"list"}
+    assert built("--store", "s", "unarchive", "abc") == {"unarchive"}
+    assert built("start", "--workspace", "w", "--title", "demo") == {"start", "demo"}
+    assert built("lsit") == set(COMMANDS)  # a typo: every parser, for argparse's error

@@ -71,6 +71,10 @@ ONLY_WHEN_READ = [
     "hashlib",  # hashing files (a dirty fingerprint, an agent file's anchors)
     "sessionkeeper.recovery.lifecycle",  # the hooks a session runs
     "sessionkeeper.rewinding",  # content actions
+    "sessionkeeper.store.log",  # a thread's records read back by seq (a replay's, a session's)
+    "sessionkeeper.store.codec",
+    "sessionkeeper.recovery.verdicts",  # the decisions a resume takes
+    "sessionkeeper.cli.content",  # the content commands and options (start, record, rewind)
 ]
 
 

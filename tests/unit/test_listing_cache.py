@@ -3,6 +3,7 @@ stale after a commit, a branch switch or a checkout (fixture: `repo`, conftest; 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ def test_a_cached_baseline_is_reused_without_running_git(
     cache = BaselineCache()
     first = cache.get(str(repo))
     calls = len(git_calls)
-    assert cache.get(str(repo)) == first == capture(repo)
-    assert len(git_calls) == calls + 3  # only the direct capture above ran git
+    assert cache.get(str(repo)) == first == capture(repo, remote=False)
+    assert len(git_calls) == calls + 2  # only the direct capture above ran git
 
 
 @pytest.mark.parametrize("move", ["commit", "switch branch", "detach", "packed refs"])
@@ -40,7 +41,7 @@ def test_the_cache_sees_head_move_at_once(repo: Path, move: str) -> None:
         git(repo, "pack-refs", "--all")
         git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
     after = cache.get(str(repo))
-    assert after == capture(repo) != before
+    assert after == capture(repo, remote=False) != before
 
 
 def test_an_expired_entry_is_captured_again(repo: Path,
@@ -68,3 +69,19 @@ def test_invalidate_forgets_and_outside_git_is_never_cached(
     calls = len(git_calls)
     assert cache.get(str(plain)) is None
     assert len(git_calls) > calls
+
+
+def test_a_listing_baseline_asks_no_origin_and_estimates_as_the_full_one(
+        repo: Path, git_calls: list[tuple[str, ...]]) -> None:
+    """Fixture: `repo` with an origin; the listing's baseline beside the full capture."""
+    from sessionkeeper.listing import workspace_baseline
+
+    git(repo, "remote", "add", "origin", "https://example.invalid/r.git")
+    git_calls.clear()
+    listed = workspace_baseline(str(repo))
+    assert [call[:1] for call in git_calls] == [("rev-parse",), ("rev-list",)]
+    full = capture(repo)
+    assert listed is not None and full is not None and listed.identity is not None
+    assert full.identity is not None and full.identity.remote_url == "https://example.invalid/r.git"
+    assert listed.identity.remote_url is None
+    assert dataclasses.replace(listed, identity=full.identity) == full

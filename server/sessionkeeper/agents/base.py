@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..errors import AgentLogUnreadable as AgentLogUnreadable  # the agents package re-exports it
 
@@ -58,8 +58,7 @@ Entry = tuple[str, str, bool, "str | None", tuple[str, ...]]
 """One file as discovery lists it: (path, kind, archived, parent, companion paths)."""
 
 
-@dataclass(frozen=True)
-class Changes:
+class Changes(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """What a stat of every listed file says against the checkpoints (nothing was read yet)."""
 
     changed: list[AgentFile]  # new files and files whose stat differs, in path order: read these

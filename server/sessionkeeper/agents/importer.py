@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -200,8 +200,7 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
         checkpoint=text), [row] if row else []
 
 
-@dataclass(frozen=True)
-class _Stored:
+class _Stored(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """What the index kept of a file besides its stamp: the reader's checkpoint and our extras."""
 
     checkpoint: Checkpoint | None = None

@@ -3,7 +3,8 @@
 Every command lives in one module of this package that adds its subparser (`add`) and the
 function that runs it; `main` builds the parser and translates our typed errors to exit codes
 in this one place. A command line naming a command loads only that command's module
-(`COMMANDS`; a test keeps the table equal to what the modules add), one naming none loads all.
+(`COMMANDS`; a test keeps the table equal to what the modules add) and adds only that command's
+parser, one naming none loads and adds all.
 
 Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`) · 1 fsck found
 problems it did not repair · 2 usage · 64 invalid id or workspace · 65 invalid event · 66 unknown
@@ -13,6 +14,9 @@ thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -33,13 +37,27 @@ COMMANDS = {
 """Each subcommand and the module that adds it."""
 
 
+def named_commands(args: Sequence[str]) -> set[str]:
+    """The subcommands a command line names (none: a bare `--check-resume`, a typo, no command)."""
+    return {arg for arg in args if arg in COMMANDS}
+
+
 def command_modules(args: Sequence[str]) -> list[ModuleType]:
     """The modules a command line needs: its command's, none for a bare `--check-resume`, or all."""
-    named = {COMMANDS[arg] for arg in args if arg in COMMANDS}
+    named = {COMMANDS[arg] for arg in named_commands(args)}
     if not named and "--check-resume" in args and not {"-h", "--help"} & set(args):
         return []
     wanted = [name for name in MODULES if name in named] if named else list(MODULES)
     return [importlib.import_module(f"{__name__}.{name}") for name in wanted]
+
+
+@functools.cache  # once per process
+def _no_collection_at_exit() -> None:
+    """End a command's process without the interpreter's final collections: `gc.freeze()` at exit
+    makes them skip every object (the OS frees the memory; ~9 ms of a listing's 110 here). Files
+    and sessions are closed where they are used, never by a collection; stdout and stderr are
+    flushed all the same. Not for the server: its exit is not waited for."""
+    atexit.register(gc.freeze)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,13 +66,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["hook"]:  # an agent's hook: a fast start, and never argparse's exit 2
         from ..hooks.entry import main as hook
 
+        _no_collection_at_exit()
         return hook(args_list[1:])
     from . import check
     from .common import emit, parser_with
 
     if not args_list or args_list[0] in ("--stdio", "--tcp"):
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
-    parser = parser_with(command_modules(args_list), top=check.add_top)
+    if args_list[0] != "serve":
+        _no_collection_at_exit()
+    parser = parser_with(command_modules(args_list), top=check.add_top,
+                         only=named_commands(args_list) or None)
     args = parser.parse_args(args_list)
     try:
         if args.check_resume is not None:

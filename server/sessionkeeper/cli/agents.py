@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from ..recovery.verdicts import DECISIONS
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
     from ..recovery.report import AgentCommand, Report
 
 
-def add(sub: Subparsers) -> None:
-    """Add `resume`."""
+def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
+    """Add `resume` (`only`: unused, it is the one command here)."""
     resume = sub.add_parser("resume", parents=[COMMON, AGENT_OPTIONS],
                             help="check a thread, then continue it (an agent's thread: print or "
                                  "run the agent's own resume command)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +128,9 @@ COMMON = _common(top=False)
 
 
 def parser_with(modules: Iterable[ModuleType], *,
-                top: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
-    """The whole CLI: top-level options, then each module's subcommands."""
+                top: Callable[[argparse.ArgumentParser], None],
+                only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole CLI: top-level options, then each module's subcommands (those in `only`)."""
     parser = argparse.ArgumentParser(prog="sessionkeeper",
                                      parents=[_common(top=True), TOP_AGENT_OPTIONS],
                                      description="Session recovery for editor AI agents.",
@@ -137,5 +138,5 @@ def parser_with(modules: Iterable[ModuleType], *,
     top(parser)
     sub = parser.add_subparsers(dest="command")
     for module in modules:
-        module.add(sub)
+        module.add(sub, only)
     return parser

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from .common import COMMON, Subparsers, emit, keeper, say
@@ -31,8 +32,8 @@ def size(text: str) -> int:
     return int(match[1]) * 1024 ** " KMGT".index((match[2] or " ").upper())
 
 
-def add(sub: Subparsers) -> None:
-    """Add the content subcommands."""
+def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
+    """Add the content subcommands (all: `only` is not used here yet)."""
     diff = sub.add_parser("diff", parents=[COMMON], help="unified diffs of a thread's file changes")
     diff.add_argument("thread")
     diff.add_argument("--from", dest="from_seq", type=int, metavar="SEQ",

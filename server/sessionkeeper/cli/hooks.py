@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ from .common import COMMON, Subparsers, emit, say
 _AGENTS = ("claude", "codex", "all")
 
 
-def add(sub: Subparsers) -> None:
-    """Add `hook` and `hooks`."""
+def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
+    """Add `hook` and `hooks` (both: `only` is for modules of many commands)."""
     hook = sub.add_parser("hook", parents=[COMMON],
                           help="answer an agent's hook (the agents run this; reads JSON on stdin)")
     hook.add_argument("agent", choices=["claude", "codex"])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Collection
 
 from .common import COMMON, Subparsers
 
 
-def add(sub: Subparsers) -> None:
-    """The one definition of `serve`'s arguments."""
+def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
+    """The one definition of `serve`'s arguments (`only`: unused, it is the one command here)."""
     serve = sub.add_parser("serve", parents=[COMMON], help="language server on stdio (default)")
     serve.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", type=_host_port,

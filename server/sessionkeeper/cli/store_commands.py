@@ -9,19 +9,26 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, get_args
 
 import orjson
 
 from ..errors import InvalidEvent, InvalidId
-from ..events import ApprovalMode, SandboxPolicy
 from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, say
-from .content import CONTENT
 
 
-def add(sub: Subparsers) -> None:
-    """Add the store's subcommands."""
+def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
+    """Add the store's subcommands (only those in `only`, when given)."""
+    for name, adder in _PARSERS.items():
+        if only is None or name in only:
+            adder(sub)
+
+
+def _add_start(sub: Subparsers) -> None:
+    from ..events import ApprovalMode, SandboxPolicy
+    from .content import CONTENT
+
     start = sub.add_parser("start", parents=[COMMON, CONTENT], help="start a thread; prints its ids")
     start.add_argument("--workspace", required=True)
     start.add_argument("--title")
@@ -30,11 +37,19 @@ def add(sub: Subparsers) -> None:
     start.add_argument("--sandbox-policy", default="workspace-write", choices=get_args(SandboxPolicy))
     start.add_argument("--tool-profile", default="default")
     start.set_defaults(run=start_thread)
+
+
+def _add_record(sub: Subparsers) -> None:
+    from .content import CONTENT
+
     record = sub.add_parser("record", parents=[COMMON, CONTENT],
                             help="append JSON-lines events from stdin")
     record.add_argument("--session", required=True)
     record.add_argument("--durability", choices=["none", "written", "durable"], default="written")
     record.set_defaults(run=record_events)
+
+
+def _add_list(sub: Subparsers) -> None:
     lst = sub.add_parser("list", parents=[COMMON, AGENT_OPTIONS],
                          help="threads, newest first (Codex and Claude Code sessions too)")
     lst.add_argument("--workspace")
@@ -42,30 +57,63 @@ def add(sub: Subparsers) -> None:
     lst.add_argument("--agent", help="only threads of this agent (native, codex, claude, ...)")
     lst.add_argument("--limit", type=_positive, default=50)
     lst.set_defaults(run=list_threads)
+
+
+def _add_show(sub: Subparsers) -> None:
     show = sub.add_parser("show", parents=[COMMON, AGENT_OPTIONS],
                           help="a thread's sessions and state")
     show.add_argument("thread")
     show.set_defaults(run=show_thread)
+
+
+def _add_fork(sub: Subparsers) -> None:
     fork = sub.add_parser("fork", parents=[COMMON], help="fork a thread at a seq")
     fork.add_argument("thread")
     fork.add_argument("--at", type=int, default=None, metavar="SEQ")
     fork.add_argument("--workspace")
     fork.set_defaults(run=fork_thread)
-    for name, archived in (("archive", True), ("unarchive", False)):
+
+
+def _add_archiver(name: str, archived: bool) -> Callable[[Subparsers], None]:
+    def add_one(sub: Subparsers) -> None:
         cmd = sub.add_parser(name, parents=[COMMON], help=f"{name} a thread")
         cmd.add_argument("thread")
         cmd.set_defaults(run=_archiver(name, archived))
+
+    return add_one
+
+
+def _add_fsck(sub: Subparsers) -> None:
     fsck = sub.add_parser("fsck", parents=[COMMON],
                           help="compare the index with the rollouts (exit 1: problems left)")
     fsck.add_argument("--repair", action="store_true")
     fsck.set_defaults(run=check_store)
+
+
+def _add_reindex(sub: Subparsers) -> None:
     sub.add_parser("reindex", parents=[COMMON],
                    help="rebuild the index from the rollouts").set_defaults(run=reindex)
+
+
+def _add_schema(sub: Subparsers) -> None:
     sub.add_parser("schema", parents=[COMMON],
                    help="print the JSON Schema of a rollout line").set_defaults(run=schema)
+
+
+def _add_demo(sub: Subparsers) -> None:
     demo = sub.add_parser("demo", parents=[COMMON], help="the whole story in a scratch directory")
     demo.add_argument("--dir", help="scratch directory (default: a new temp dir, kept)")
     demo.set_defaults(run=demo_story)
+
+
+_PARSERS: dict[str, Callable[[Subparsers], None]] = {
+    "start": _add_start, "record": _add_record, "list": _add_list, "show": _add_show,
+    "fork": _add_fork, "archive": _add_archiver("archive", True),
+    "unarchive": _add_archiver("unarchive", False), "fsck": _add_fsck, "reindex": _add_reindex,
+    "schema": _add_schema, "demo": _add_demo,
+}
+"""Each command's parser, in the order `--help` lists them (a command line naming one adds
+only that one)."""
 
 
 def _positive(value: str) -> int:

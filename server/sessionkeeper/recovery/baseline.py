@@ -147,22 +147,25 @@ def head_of(path: str) -> Head | None:
 
 
 def capture(path: str | os.PathLike[str], *, dirty: bool = False,
-            known: GitBaseline | None = None) -> GitBaseline | None:
+            known: GitBaseline | None = None, remote: bool = True) -> GitBaseline | None:
     """Capture the git baseline of the repository holding `path`; None outside git or if missing.
 
     One git call for worktree, repository root, branch and HEAD; the identity (root commits,
     origin) costs two more, unless `known` — a baseline recorded earlier — has the same HEAD
-    commit, whose history (so its root commits) is the same. `dirty=True` adds the dirty
-    fingerprint (a status plus hashing every changed file), which no comparison reads.
+    commit, whose history (so its root commits) is the same. `remote=False` asks no origin URL
+    (one call less: a listing's estimate compares root commits only; the identity's remote_url is
+    then None). `dirty=True` adds the dirty fingerprint (a status plus hashing every changed
+    file), which no comparison reads.
     """
     where = os.fspath(path)
     head = head_of(where)
     if head is None:
         return _capture_slowly(where, dirty=dirty)
-    return from_head(head, dirty=dirty, known=known)
+    return from_head(head, dirty=dirty, known=known, remote=remote)
 
 
-def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None) -> GitBaseline:
+def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None,
+              remote: bool = True) -> GitBaseline:
     """The baseline of a workspace whose head is known (see `capture`)."""
     top = head.worktree
     if known is not None and known.head == head.head and known.identity is not None \
@@ -170,8 +173,8 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
         identity = known.identity
     else:
         roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
-        remote = gitrun.value(top, "config", "--get", "remote.origin.url")
-        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+        url = gitrun.value(top, "config", "--get", "remote.origin.url") if remote else None
+        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,
                        dirty=dirty_fingerprint(top) if dirty else None)

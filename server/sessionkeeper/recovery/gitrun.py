@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import GitRefused
 
@@ -19,8 +19,7 @@ _ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "L
 _OUTSIDE = "not a git repository"
 
 
-@dataclass(frozen=True)
-class GitResult:
+class GitResult(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """What one git command did."""
 
     returncode: int

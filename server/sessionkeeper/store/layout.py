@@ -7,9 +7,8 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import ids
 from ..errors import StoreDamaged, StoreIOError
@@ -68,8 +67,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class RolloutName:
+class RolloutName(NamedTuple):  # not a dataclass: ~5x cheaper to create at import (issue 13)
     """What a rollout's file name says: when it started and which session it holds."""
 
     started: str
