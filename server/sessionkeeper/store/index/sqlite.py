@@ -31,7 +31,9 @@ from .sql import (
     INSERT_FILE,
     INSERT_SESSION,
     INSERT_THREAD,
+    LONE_THREADS,
     SCHEMA,
+    SHARED_SESSIONS,
     STAMP_COLUMNS,
     UPSERT_SESSION,
     decoded,
@@ -40,18 +42,23 @@ from .sql import (
 )
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-def _refresh(db: sqlite3.Connection, threads: set[str],
+def _refresh(db: sqlite3.Connection, threads: set[str] | None,
              written: Sequence[SessionRow] = ()) -> None:
-    """Derive the rows of `threads` again from their sessions (one without sessions is gone);
-    `written`: rows this transaction just stored, taken as they are instead of decoded back."""
-    if not threads:
+    """Derive the rows of `threads` (None: of every thread) again from their sessions (one without
+    sessions is gone): a thread of one session in SQL, others by `threads_of`; `written`: rows this
+    transaction just stored, taken as they are instead of decoded back."""
+    if threads is not None and not threads:
         return
-    ordered = sorted(threads)
-    marks = ",".join("?" * len(ordered))
-    fresh = {r.session_id: r for r in written}
-    sessions = [fresh.get(r["session_id"]) or SessionRow(**decoded(r)) for r in db.execute(
-        f"SELECT * FROM sessions WHERE thread_id IN ({marks})", ordered)]
-    db.execute(f"DELETE FROM threads WHERE thread_id IN ({marks})", ordered)
+    ordered = sorted(threads) if threads is not None else []
+    where = f"WHERE thread_id IN ({','.join('?' * len(ordered))})" if threads is not None else ""
+    db.execute(f"DELETE FROM threads {where}", ordered)
+    db.execute(LONE_THREADS.format(where=where), ordered)
+    fresh: dict[str, SessionRow] | None = None
+    sessions = []
+    for found in db.execute(SHARED_SESSIONS.format(where=where), ordered):
+        if fresh is None:
+            fresh = {r.session_id: r for r in written}
+        sessions.append(fresh.get(found["session_id"]) or SessionRow(**decoded(found)))
     db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
 
 
@@ -131,14 +138,11 @@ class SqliteIndex:
 
     def upsert(self, rows: Sequence[SessionRow]) -> None:
         """Insert or update session rows and refresh their threads, in one transaction."""
-        threads = sorted({r.thread_id for r in rows})
+        threads = {r.thread_id for r in rows}
         try:
             with self.db:
                 self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
-                marks = ",".join("?" * len(threads))
-                sessions = [SessionRow(**decoded(r)) for r in self.db.execute(
-                    f"SELECT * FROM sessions WHERE thread_id IN ({marks})", threads)]
-                self.db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
+                _refresh(self.db, threads, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index update failed", exc) from exc
 
@@ -150,10 +154,7 @@ class SqliteIndex:
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
                 self.db.execute("DELETE FROM sessions WHERE imported = 0")
-                self.db.execute("DELETE FROM threads")
-                kept = [SessionRow(**decoded(r)) for r in self.db.execute(
-                    "SELECT * FROM sessions")]
-                _fill(self.db, rows, kept=kept)
+                _fill(self.db, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index rebuild failed", exc) from exc
 
@@ -278,11 +279,12 @@ class SqliteIndex:
             raise _unavailable("index query failed", exc) from exc
 
 
-def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow], *,
-          kept: Sequence[SessionRow] = ()) -> None:
+def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+    """Store session rows (beside any already there), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
-    db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of([*kept, *rows])])
-    for statement in INDEXES:  # built once, after the bulk insert
+    db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
+    _refresh(db, None, rows)
+    for statement in INDEXES[1:]:  # built once, after the bulk insert
         db.execute(statement)
 
 
