@@ -86,6 +86,11 @@ def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str
     """Index row of a rollout from its first and last lines, or the reason it has none."""
     if parse_rollout_name(os.path.basename(path)) is None:
         return "not a rollout file name"
+    return probe_named(path, archived=archived, relpath=relpath)
+
+
+def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
+    """`probe` of a file whose name is a rollout's (`Layout.scan_rollouts` matched it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
