@@ -45,6 +45,21 @@ class SessionRow:
     imported: bool = False  # read from an agent's own file (it has a FileCheckpoint)
 
 
+_SESSION_FIELDS = frozenset(SessionRow.__dataclass_fields__)
+
+
+def session_row_of(values: dict[str, Any]) -> SessionRow:
+    """The SessionRow holding `values` (one per field, in field order): the same frozen value as
+    `SessionRow(**values)`, made without its `__init__`, which sets each of the 23 fields through
+    `object.__setattr__` (3.7 us here; this takes 0.5 us, and a rebuild makes one per rollout)."""
+    if values.keys() != _SESSION_FIELDS:
+        raise TypeError(f"SessionRow fields missing or unknown: "
+                        f"{sorted(values.keys() ^ _SESSION_FIELDS)}")
+    row = object.__new__(SessionRow)
+    row.__dict__.update(values)
+    return row
+
+
 SUBAGENT = "subagent"
 """The `source` of a sub-agent transcript's session row: part of its parent's thread."""
 
