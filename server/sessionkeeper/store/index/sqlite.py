@@ -13,7 +13,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from .sql import (
 )
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
+_REWRITE_CACHE_KIB = 32 * 1024
 def _refresh(db: sqlite3.Connection, threads: set[str] | None,
              written: Sequence[SessionRow] = ()) -> None:
     """Derive the rows of `threads` (None: of every thread) again from their sessions (one without
@@ -150,7 +151,7 @@ class SqliteIndex:
         """Replace every row of our own rollouts in one transaction (other processes see the old
         or the new index); imported agent files and their rows are kept."""
         try:
-            with self.db:
+            with self.db, _page_cache(self.db):
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
                 self.db.execute("DELETE FROM sessions WHERE imported = 0")
@@ -279,6 +280,18 @@ class SqliteIndex:
             raise _unavailable("index query failed", exc) from exc
 
 
+@contextlib.contextmanager
+def _page_cache(db: sqlite3.Connection) -> Iterator[None]:
+    """A page cache large enough for the index of ~40k sessions while it is rewritten (SQLite's
+    default 2 MB spills pages of the open transaction to the WAL and reads them back)."""
+    before = db.execute("PRAGMA cache_size").fetchone()[0]
+    db.execute(f"PRAGMA cache_size=-{_REWRITE_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA cache_size={int(before)}")
+
+
 def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
     """Store session rows (beside any already there), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
@@ -319,7 +332,8 @@ class SqliteBackend:
             try:
                 db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                _fill(db, rows)
+                with _page_cache(db):
+                    _fill(db, rows)
                 db.commit()
             finally:
                 db.close()
