@@ -69,22 +69,16 @@ def _json(value: Any) -> Any:
 
 
 def _column_reader(columns: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """The SQL values of a row's columns: JSON text for nested values; a flag as it is (a bool is
-    an int: SQLite stores 0/1). attrgetter: no deep copy, and no copy at all when nothing nests."""
+    """The SQL values of a row's columns: JSON text, 0/1 for flags (attrgetter: no deep copy)."""
     get = operator.attrgetter(*columns)
-    nested = [i for i, n in enumerate(columns) if n in JSON_COLUMNS]
+    convert = [(i, _json if n in JSON_COLUMNS else int) for i, n in enumerate(columns)
+               if n in JSON_COLUMNS or n in FLAG_COLUMNS]
 
     def values(row: Any) -> tuple[Any, ...]:
-        out = get(row)
-        for i in nested:
-            if out[i] is not None:
-                break
-        else:
-            return out
-        listed = list(out)
-        for i in nested:
-            listed[i] = _json(listed[i])
-        return tuple(listed)
+        out = list(get(row))
+        for i, fn in convert:
+            out[i] = fn(out[i])
+        return tuple(out)
     return values
 
 
