@@ -1,7 +1,8 @@
 """The index's rows: frozen values every index backend stores and returns.
 
 A session row says what the index knows about one rollout (a session); thread rows are derived
-from a thread's session rows (`threads_of`), never stored on their own by a caller. An agent's own
+from a thread's session rows (`threads_of`; the SQLite backend derives a thread of one session in
+SQL, to the same values), never stored on their own by a caller. An agent's own
 file (a Codex rollout, a Claude Code transcript) is imported as at most one session row
 (`imported`), with a `FileCheckpoint` saying how far it was read; a sub-agent transcript is a
 session of its parent's thread (`source` "subagent") that never names the thread.
