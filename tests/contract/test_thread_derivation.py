@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sessionkeeper.store.index import Index, SessionRow, ThreadRow, threads_of
 from sessionkeeper.store.index.memory import MemoryBackend
-from sessionkeeper.store.index.rows import SUBAGENT
+from sessionkeeper.store.index.rows import SUBAGENT, lone_thread, thread_of
 from sessionkeeper.store.index.sqlite import SqliteBackend
 
 THREADS = [f"00000000-0000-4000-8000-00000000000{n}" for n in range(4)]
@@ -69,3 +69,12 @@ def test_every_backend_derives_the_threads_threads_of_derives(rows: list[Session
                                                 + rows[split:])
             built.close()
             grown.close()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(rows=session_rows())
+def test_a_thread_of_one_session_is_derived_as_the_general_rule_derives_it(
+        rows: list[SessionRow]) -> None:
+    """Fixture: drawn sessions, each taken as the only session of its thread."""
+    for row in rows:
+        assert lone_thread(row) == thread_of(row.thread_id, [row])
