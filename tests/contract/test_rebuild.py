@@ -4,12 +4,15 @@ the ones each file gives on its own (`Catalog.probe`), whether the index is miss
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from sessionkeeper.api import Keeper
+from sessionkeeper.errors import IndexUnavailable
 from sessionkeeper.store.index import SessionRow
+from sessionkeeper.store.index.sql import INDEX_NAMES
 from sessionkeeper.store.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rollouts"
@@ -65,3 +68,18 @@ def test_rebuild_stores_the_row_each_rollout_gives_on_its_own(recorded: Store, i
     assert stored == expected and counts["unindexable"] == sum(
         not isinstance(r, SessionRow) for r in probed)
     assert counts["sessions"] == len(probed) - counts["unindexable"]
+
+
+def test_a_rebuild_in_place_that_fails_leaves_the_old_index_whole(recorded: Store) -> None:
+    """Fixture: `recorded` indexed; a rebuild in place given a row SQLite cannot bind."""
+    recorded.rebuild()
+    index = recorded.index()
+    before = index.sessions()
+    unbindable = SessionRow(session_id="s", thread_id="t", path="p", title={"not": "text"})
+    with pytest.raises(IndexUnavailable):
+        index.replace_all([*before, unbindable])
+    assert index.sessions() == before
+    db = sqlite3.connect(recorded.layout.index_path)
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    db.close()
+    assert set(INDEX_NAMES) <= names

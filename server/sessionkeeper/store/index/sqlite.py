@@ -152,9 +152,13 @@ class SqliteIndex:
         or the new index); imported agent files and their rows are kept."""
         try:
             with self.db, _page_cache(self.db):
+                if not self.db.in_transaction:  # one transaction from the first statement on
+                    self.db.execute("BEGIN IMMEDIATE")
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                self.db.execute("DELETE FROM sessions WHERE imported = 0")
+                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1")
+                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
+                                else "DELETE FROM sessions")  # nothing kept: a truncation
                 _fill(self.db, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index rebuild failed", exc) from exc
