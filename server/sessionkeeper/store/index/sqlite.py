@@ -42,7 +42,9 @@ from .sql import (
 )
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-_REWRITE_CACHE_KIB = 32 * 1024
+_REWRITE_CACHE_KIB = 32 * 1024  # the page cache while the index is rewritten (`_page_cache`)
+
+
 def _refresh(db: sqlite3.Connection, threads: set[str] | None,
              written: Sequence[SessionRow] = ()) -> None:
     """Derive the rows of `threads` (None: of every thread) again from their sessions (one without
