@@ -83,3 +83,12 @@ def test_a_rebuild_in_place_that_fails_leaves_the_old_index_whole(recorded: Stor
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     db.close()
     assert set(INDEX_NAMES) <= names
+
+
+def test_an_empty_pending_marker_names_no_rollout_and_the_listing_goes_on(recorded: Store) -> None:
+    """Fixture: `recorded`, plus a pending marker left empty (a kill between its O_TRUNC and its
+    write): it resolves to the store root, which is no rollout."""
+    (recorded.layout.pending / "00000000-0000-4000-8000-000000000000").write_bytes(b"")
+    assert recorded.probe(str(recorded.layout.root), False) == "not a rollout file name"
+    assert recorded.catch_up() == []
+    assert len(recorded.rebuild()) == 3 and recorded.index().sessions()

@@ -149,9 +149,11 @@ class Catalog:
 
     def probe(self, path: str, archived: bool) -> SessionRow | str:
         """The index row of the rollout at `path`, or why it has none."""
-        from .probe import probe
+        from .probe import probe_named
 
-        return probe(path, archived=archived, relpath=self.layout.relatives([path])[0])
+        if parse_rollout_name(os.path.basename(path)) is None:  # the store root, a directory...
+            return "not a rollout file name"
+        return probe_named(path, archived=archived, relpath=self.layout.relatives([path])[0])
 
     def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
         """Index rows for every rollout on disk, and how many files could not be indexed."""
