@@ -96,6 +96,18 @@ def test_replace_all_swaps_every_row(backend: IndexBackend) -> None:
     assert index.session_ids() == {"s2", "s3"} and index.thread(T1) is None
 
 
+def test_a_session_given_twice_is_one_session_of_its_thread(backend: IndexBackend) -> None:
+    """Fixture: `backend`; s1 twice (a rollout copied under another name), the later row kept."""
+    later = row("s1", T1, first_seq=0, size=50)
+    index = backend.build([row("s1", T1), later, row("s2", T1, first_seq=4)])
+    assert index.session("s1") == later and len(index.sessions(T1)) == 2
+    thread = index.thread(T1)
+    assert thread is not None and (thread.session_count, thread.event_count) == (2, 6)
+    index.replace_all([later, later])
+    thread = index.thread(T1)
+    assert thread is not None and (thread.session_count, thread.event_count) == (1, 3)
+
+
 def test_forget_removes_one_thread_and_its_sessions(backend: IndexBackend) -> None:
     """Fixture: `backend` holding T1 (two sessions) and T2; T1 forgotten."""
     index = backend.build([row("s1", T1), row("s2", T1, first_seq=4), row("s3", T2)])

@@ -149,20 +149,22 @@ class Catalog:
 
     def probe(self, path: str, archived: bool) -> SessionRow | str:
         """The index row of the rollout at `path`, or why it has none."""
-        from .probe import probe
+        from .probe import probe_named
 
-        return probe(path, archived=archived, relpath=self.layout.relative(path))
+        if parse_rollout_name(os.path.basename(path)) is None:  # the store root, a directory...
+            return "not a rollout file name"
+        return probe_named(path, archived=archived, relpath=self.layout.relatives([path])[0])
 
     def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
         """Index rows for every rollout on disk, and how many files could not be indexed."""
-        from .probe import probe
+        from .probe import probe_named
 
         found = self.layout.scan_rollouts()
         relpaths = self.layout.relatives([path for path, _ in found])
         rows, skipped = [], 0
         for number, ((path, archived), relpath) in enumerate(zip(found, relpaths, strict=True),
                                                              start=1):
-            row = probe(path, archived=archived, relpath=relpath)
+            row = probe_named(path, archived=archived, relpath=relpath)
             if isinstance(row, SessionRow):
                 rows.append(row)
             else:

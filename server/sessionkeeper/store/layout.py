@@ -148,7 +148,8 @@ class Layout:
         return str(self.contained(path).relative_to(self.root))
 
     def relatives(self, paths: Sequence[str]) -> list[str]:
-        """`relative` of many paths, resolving each directory once (a file only when a symlink)."""
+        """The store-relative path of each file as its directory names it (each directory resolved
+        once, no file followed: a symlink's own path, never its target's)."""
         dirs: dict[str, str] = {}  # directory -> its store-relative real path, with a slash
         out: list[str] = []
         for path in paths:
@@ -156,7 +157,7 @@ class Layout:
             if head not in dirs:
                 inside = self.contained(head).relative_to(self.root).as_posix()
                 dirs[head] = "" if inside == "." else inside + "/"
-            out.append(self.relative(path) if os.path.islink(path) else dirs[head] + name)
+            out.append(dirs[head] + name)
         return out
 
     def resolve(self, path: Path | str) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .codec import decode, meta_problem, parse_legacy, reason, seq_problem
 from .index import NATIVE, SessionRow
+from .index.rows import session_row_of
 from .layout import parse_rollout_name
 
 _PROBE = 1 << 16
@@ -64,28 +65,33 @@ def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[s
                 summary: dict[str, Any] | None = None) -> SessionRow:
     """The index row of a session from its meta and its last record (`path` store-relative)."""
     last = last or meta
-    baseline = meta.get("baseline")
+    get = meta.get
+    baseline = get("baseline")
     branch = baseline.get("branch") if isinstance(baseline, dict) else None
     if summary is None and last.get("type") == "snapshot":
         summary = (last.get("state") or {}).get("summary")
-    title = (summary or {}).get("title") or meta.get("title")
-    first_seq, last_seq = meta.get("seq", 0), last.get("seq", 0)
-    return SessionRow(
-        session_id=meta["session_id"], thread_id=meta["thread_id"], path=path,
-        archived=archived, started_at=meta.get("ts"),
-        last_activity=last.get("ts") or meta.get("ts"), resumed_from=meta.get("resumed_from"),
-        forked_from=meta.get("forked_from"), source=meta.get("source", "startup"),
-        agent=str(meta.get("agent") or NATIVE), cwd=meta.get("cwd"), repo_key=repo_key(meta),
-        branch=branch, title=title,
-        first_seq=first_seq, last_seq=last_seq, event_count=last_seq - first_seq,
-        size=size, inode=inode, status=status, summary=summary,
-    )
+    first_seq, last_seq = get("seq", 0), last.get("seq", 0)
+    return session_row_of({
+        "session_id": meta["session_id"], "thread_id": meta["thread_id"], "path": path,
+        "agent": str(get("agent") or NATIVE), "archived": archived, "started_at": get("ts"),
+        "last_activity": last.get("ts") or get("ts"), "resumed_from": get("resumed_from"),
+        "forked_from": get("forked_from"), "source": get("source", "startup"), "cwd": get("cwd"),
+        "repo_key": repo_key(meta), "branch": branch,
+        "title": (summary or {}).get("title") or get("title"), "first_seq": first_seq,
+        "last_seq": last_seq, "event_count": last_seq - first_seq, "size": size, "inode": inode,
+        "status": status, "summary": summary, "imported": False,
+    })
 
 
 def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
     """Index row of a rollout from its first and last lines, or the reason it has none."""
     if parse_rollout_name(os.path.basename(path)) is None:
         return "not a rollout file name"
+    return probe_named(path, archived=archived, relpath=relpath)
+
+
+def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
+    """`probe` of a file whose name is a rollout's (`Layout.scan_rollouts` matched it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,9 @@ from .sql import (
     INSERT_FILE,
     INSERT_SESSION,
     INSERT_THREAD,
+    LONE_THREADS,
     SCHEMA,
+    SHARED_SESSIONS,
     STAMP_COLUMNS,
     UPSERT_SESSION,
     decoded,
@@ -40,18 +42,26 @@ from .sql import (
 )
 
 _BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
-def _refresh(db: sqlite3.Connection, threads: set[str],
+_REWRITE_CACHE_KIB = 32 * 1024  # the page cache while the index is rewritten (`_page_cache`)
+
+
+def _refresh(db: sqlite3.Connection, threads: set[str] | None,
              written: Sequence[SessionRow] = ()) -> None:
-    """Derive the rows of `threads` again from their sessions (one without sessions is gone);
-    `written`: rows this transaction just stored, taken as they are instead of decoded back."""
-    if not threads:
+    """Derive the rows of `threads` (None: of every thread) again from their sessions (one without
+    sessions is gone): a thread of one session in SQL, others by `threads_of`; `written`: rows this
+    transaction just stored, taken as they are instead of decoded back."""
+    if threads is not None and not threads:
         return
-    ordered = sorted(threads)
-    marks = ",".join("?" * len(ordered))
-    fresh = {r.session_id: r for r in written}
-    sessions = [fresh.get(r["session_id"]) or SessionRow(**decoded(r)) for r in db.execute(
-        f"SELECT * FROM sessions WHERE thread_id IN ({marks})", ordered)]
-    db.execute(f"DELETE FROM threads WHERE thread_id IN ({marks})", ordered)
+    ordered = sorted(threads) if threads is not None else []
+    where = f"WHERE thread_id IN ({','.join('?' * len(ordered))})" if threads is not None else ""
+    db.execute(f"DELETE FROM threads {where}", ordered)
+    db.execute(LONE_THREADS.format(where=where), ordered)
+    fresh: dict[str, SessionRow] | None = None
+    sessions = []
+    for found in db.execute(SHARED_SESSIONS.format(where=where), ordered):
+        if fresh is None:
+            fresh = {r.session_id: r for r in written}
+        sessions.append(fresh.get(found["session_id"]) or SessionRow(**decoded(found)))
     db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
 
 
@@ -131,14 +141,11 @@ class SqliteIndex:
 
     def upsert(self, rows: Sequence[SessionRow]) -> None:
         """Insert or update session rows and refresh their threads, in one transaction."""
-        threads = sorted({r.thread_id for r in rows})
+        threads = {r.thread_id for r in rows}
         try:
             with self.db:
                 self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
-                marks = ",".join("?" * len(threads))
-                sessions = [SessionRow(**decoded(r)) for r in self.db.execute(
-                    f"SELECT * FROM sessions WHERE thread_id IN ({marks})", threads)]
-                self.db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
+                _refresh(self.db, threads, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index update failed", exc) from exc
 
@@ -146,14 +153,15 @@ class SqliteIndex:
         """Replace every row of our own rollouts in one transaction (other processes see the old
         or the new index); imported agent files and their rows are kept."""
         try:
-            with self.db:
+            with self.db, _page_cache(self.db):
+                if not self.db.in_transaction:  # one transaction from the first statement on
+                    self.db.execute("BEGIN IMMEDIATE")
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                self.db.execute("DELETE FROM sessions WHERE imported = 0")
-                self.db.execute("DELETE FROM threads")
-                kept = [SessionRow(**decoded(r)) for r in self.db.execute(
-                    "SELECT * FROM sessions")]
-                _fill(self.db, rows, kept=kept)
+                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1")
+                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
+                                else "DELETE FROM sessions")  # nothing kept: a truncation
+                _fill(self.db, rows)
         except sqlite3.Error as exc:
             raise _unavailable("index rebuild failed", exc) from exc
 
@@ -278,11 +286,24 @@ class SqliteIndex:
             raise _unavailable("index query failed", exc) from exc
 
 
-def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow], *,
-          kept: Sequence[SessionRow] = ()) -> None:
+@contextlib.contextmanager
+def _page_cache(db: sqlite3.Connection) -> Iterator[None]:
+    """A page cache large enough for the index of ~40k sessions while it is rewritten (SQLite's
+    default 2 MB spills pages of the open transaction to the WAL and reads them back)."""
+    before = db.execute("PRAGMA cache_size").fetchone()[0]
+    db.execute(f"PRAGMA cache_size=-{_REWRITE_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA cache_size={int(before)}")
+
+
+def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+    """Store session rows (beside any already there), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
-    db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of([*kept, *rows])])
-    for statement in INDEXES:  # built once, after the bulk insert
+    db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
+    _refresh(db, None, rows)
+    for statement in INDEXES[1:]:  # built once, after the bulk insert
         db.execute(statement)
 
 
@@ -317,7 +338,8 @@ class SqliteBackend:
             try:
                 db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                _fill(db, rows)
+                with _page_cache(db):
+                    _fill(db, rows)
                 db.commit()
             finally:
                 db.close()
