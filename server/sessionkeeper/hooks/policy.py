@@ -2,7 +2,8 @@
 
     warn            drift → the model and the user are told what differs; the session continues
     block-on-drift  drift is stopped like a block (Codex stops, Claude's first prompt is blocked)
-    off             the hooks do nothing (nothing is recorded, nothing is checked or answered)
+    off             the hooks do nothing (nothing is recorded or answered; a resume may have
+                    read its digest while the policy was looked up, and nothing comes of it)
 
 Where it is set, first match wins: $SESSIONKEEPER_HOOK_POLICY; the git config key
 `sessionkeeper.hookPolicy` as git resolves it in the hook's cwd (the repository's .git/config,
