@@ -29,3 +29,23 @@ def test_an_id_pushed_out_by_newer_ones_is_no_longer_recent() -> None:
     assert "m1" not in recent and "m2" in recent and "m3" in recent
     recent.clear()
     assert list(recent) == [] and "m3" not in recent
+
+
+def test_an_id_that_is_not_a_string_is_no_id() -> None:
+    """A list, a number and a dict as ids (a crafted rollout's), beside one real id."""
+    recent = RecentIds(4)
+    recent.extend([["m1"], 7, {"a": 1}, "m2"])
+    assert list(recent) == ["m2"]
+    assert ["m1"] not in recent and 7 not in recent and "m2" in recent
+
+
+def test_a_message_with_a_crafted_id_is_folded_and_the_context_stays_healthy() -> None:
+    """Records as a crafted rollout may hold them: a message whose message_id is a list, twice."""
+    from sessionkeeper.recovery.state import SessionState
+
+    state = SessionState()
+    for seq in (1, 2):
+        state.apply({"type": "message", "seq": seq, "role": "user", "text": "hi",
+                     "message_id": ["m1"]})
+    assert state.broken == {}
+    assert state.subsystems["context"].summary()["messages"] == 2

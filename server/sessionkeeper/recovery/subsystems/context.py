@@ -30,15 +30,18 @@ _MESSAGE = frozenset({"message"})
 
 
 class RecentIds:
-    """The latest `size` message ids in order, with a membership test in constant time."""
+    """The latest `size` message ids in order, with a membership test in constant time (an id is
+    a string: anything else, as a crafted rollout may hold, is no id and never matches)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.order: deque[str] = deque()
         self.counts: dict[str, int] = {}  # a multiset: a restored list may repeat an id
 
-    def append(self, mid: str) -> None:
+    def append(self, mid: object) -> None:
         """Add an id; the oldest one goes once `size` are held."""
+        if not isinstance(mid, str):
+            return
         if len(self.order) >= self.size:
             old = self.order.popleft()
             left = self.counts[old] - 1
@@ -49,7 +52,7 @@ class RecentIds:
         self.order.append(mid)
         self.counts[mid] = self.counts.get(mid, 0) + 1
 
-    def extend(self, ids: list[str]) -> None:
+    def extend(self, ids: list[Any]) -> None:
         """Add ids in order."""
         for mid in ids:
             self.append(mid)
@@ -60,7 +63,7 @@ class RecentIds:
         self.counts.clear()
 
     def __contains__(self, mid: object) -> bool:
-        return mid in self.counts
+        return isinstance(mid, str) and mid in self.counts
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.order)
@@ -206,7 +209,7 @@ class Context(Subsystem):
         out = []
         for record in self._log(self.floor, self.last_seq, _MESSAGE):
             mid = record.get("message_id")
-            if mid is not None:
+            if isinstance(mid, str):  # as RecentIds: anything else is no id
                 if mid in seen:
                     continue
                 seen.add(mid)
