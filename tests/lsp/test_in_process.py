@@ -73,6 +73,15 @@ async def test_list_pages_with_an_opaque_cursor(server: SessionKeeperServer) -> 
     assert sorted(seen) == sorted(threads) and second["next_cursor"] is None
 
 
+async def test_list_announces_no_next_page_when_the_page_holds_the_last_thread(
+        server: SessionKeeperServer) -> None:
+    """Fixture: `server` (two threads, pages of two: the first page is the last)."""
+    threads = [(await dispatch(server, "session/start", {}))["thread_id"] for _ in range(2)]
+    page = await dispatch(server, "session/list", {"limit": 2})
+    assert sorted(t["thread_id"] for t in page["threads"]) == sorted(threads)
+    assert page["next_cursor"] is None
+
+
 async def test_archive_of_the_current_thread_closes_it_and_all_lists_it(
         server: SessionKeeperServer) -> None:
     """Fixture: `server`."""

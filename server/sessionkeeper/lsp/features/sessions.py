@@ -65,13 +65,15 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
             ls.import_agents(progress, loop=loop)
         finally:
             progress.end("done")
+        # one thread more than the page: a next page is announced only when it holds a thread
         threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
-                                    limit=p.limit, agent=p.agent)
+                                    limit=p.limit + 1, agent=p.agent)
+        more = len(threads) > p.limit
+        threads = threads[:p.limit]
         current = ls.session
         if current is not None:  # the open thread: its live state and the verdict it resumed with
             threads = [convert.live_summary(t, current, verdict=ls.verdict, live=ls.live)
                        if t.thread_id == current.thread_id else t for t in threads]
-        more = len(threads) == p.limit
         return ListResult(threads=threads,
                           next_cursor=convert.encode_cursor(threads[-1]) if more else None)
 
