@@ -137,7 +137,9 @@ export class SessionsModel {
   /** Appends the next page. */
   async loadMore(): Promise<void> {
     if (!this.cursor) return;
+    const generation = this.generation;
     const page = await this.deps.request('session/list', this.params(this.cursor));
+    if (generation !== this.generation) return; // listed again meanwhile: its own cursor stands
     const known = new Set(this.list.map((t) => t.thread_id));
     this.list = [...this.list, ...page.threads.filter((t) => !known.has(t.thread_id))];
     this.cursor = page.next_cursor ?? null;

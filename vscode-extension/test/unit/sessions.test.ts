@@ -93,6 +93,27 @@ test('all workspaces lists every folder; more pages are appended once', async ()
   assert.equal(m.hasMore(), false);
 });
 
+test('a next page that arrives after the list was listed again is dropped', async () => {
+  let release: (page: unknown) => void = () => undefined;
+  const pages: unknown[] = [
+    { threads: [thread({ thread_id: 'a' })], next_cursor: 'old' },
+    new Promise((r) => { release = r; }),
+    { threads: [thread({ thread_id: 'n' })], next_cursor: 'new' },
+  ];
+  const timer = manualTimer();
+  const r = requester({ 'session/list': () => pages.shift() });
+  const m = new SessionsModel({ request: r.request, workspace: () => '/ws', onChange: () => undefined, log: logger(), timer });
+  m.setPhase('running');
+  timer.fire();
+  await tick();
+  const more = m.loadMore();
+  await m.refresh();
+  release({ threads: [thread({ thread_id: 'b' })], next_cursor: null });
+  await more;
+  assert.deepEqual(m.threads().map((t) => t.thread_id), ['n']);
+  assert.equal(m.hasMore(), true, 'the newer listing keeps its own next page');
+});
+
 test('a failed listing is shown as a notice with Retry; with the server down the view is left to its welcome content', async () => {
   const timer = manualTimer();
   const r = requester({ 'session/list': () => { throw new Error('index busy'); } });
