@@ -78,6 +78,31 @@ def test_listing_filters_orders_and_pages(backend: IndexBackend) -> None:
     assert index.list_threads(ListQuery(limit=0)) == []
 
 
+def test_paging_reaches_threads_without_an_activity_time(backend: IndexBackend) -> None:
+    """Fixture: `backend`; T1 active, T2 and T3 with no last_activity (listed last, by id)."""
+    index = backend.build([])
+    index.upsert([row("s1", T1), row("s2", T2, last=None), row("s3", T3, last=None)])
+    newest = [t.thread_id for t in index.list_threads(ListQuery())]
+    assert newest == [T1, T3, T2]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = index.list_threads(ListQuery(cursor=cursor, limit=1))
+        if not page:
+            break
+        seen += [t.thread_id for t in page]
+        cursor = (page[-1].last_activity or "", page[-1].thread_id)
+    assert seen == newest
+
+
+def test_a_listing_reads_one_thread_past_the_largest_page(backend: IndexBackend) -> None:
+    """Fixture: `backend`; 1,002 threads: a page of the protocol's largest size (1,000) and the
+    one more it reads to know a next page exists."""
+    index = backend.build([])
+    index.upsert([row(f"s{n}", f"00000000-0000-4000-8000-{n:012d}") for n in range(1002)])
+    assert len(index.list_threads(ListQuery(limit=1001))) == 1001
+
+
 def test_rows_round_trip_every_field(backend: IndexBackend) -> None:
     """Fixture: `backend`; a row with every field set, JSON fields included."""
     full = row("s1", T1, agent="claude", archived=True, resumed_from="s0",

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from ...errors import IndexUnavailable
 from .rows import (
+    MAX_LIMIT,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -109,7 +110,7 @@ class MemoryIndex:
         chosen = [t for t in self._threads.values()
                   if matches(t, query) and after_cursor(t, query.cursor)]
         chosen.sort(key=newest_first, reverse=True)
-        return chosen[:max(0, min(query.limit, 1000))]
+        return chosen[:max(0, min(query.limit, MAX_LIMIT))]
 
     def thread(self, thread_id: str) -> ThreadRow | None:
         """One thread row, or None."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from .base import Index
 from .memory import MemoryIndex
 from .rows import (
+    MAX_LIMIT,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -118,7 +119,7 @@ class OverlayIndex:
         merged = [t for t in theirs if t.thread_id not in mine and t.thread_id not in self._gone_threads]
         merged += [t for t in mine.values() if after_cursor(t, query.cursor)]
         merged.sort(key=newest_first, reverse=True)
-        return merged[:max(0, min(query.limit, 1000))]
+        return merged[:max(0, min(query.limit, MAX_LIMIT))]
 
     def thread(self, thread_id: str) -> ThreadRow | None:
         """The overlay's thread, else the base's."""

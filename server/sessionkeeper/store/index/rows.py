@@ -123,6 +123,11 @@ class ListQuery:
     cursor: tuple[str, str] | None = None  # (last_activity, thread_id) of the previous page's end
 
 
+MAX_LIMIT = 1001
+"""The most threads one listing returns: the protocol's largest page (1,000) and the one more a
+page reads to know whether a next page exists."""
+
+
 def thread_order(row: SessionRow) -> tuple[int, str, str]:
     """Sessions of a thread in seq order (seq is thread-wide; clocks can step back)."""
     return (row.first_seq, row.started_at or "", row.session_id)

@@ -22,7 +22,7 @@ import orjson
 from ...errors import IndexBusy, IndexUnavailable
 from .memory import MemoryIndex
 from .overlay import OverlayIndex
-from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
+from .rows import MAX_LIMIT, FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
 from .sql import (
     FILE_COLUMNS,
     INDEX_NAMES,
@@ -247,11 +247,14 @@ class SqliteIndex:
             where.append(f"(imported = 0 OR agent IN ({marks}))" if query.agents else "imported = 0")
             args += list(query.agents)
         if query.cursor is not None:
-            where.append("(last_activity < ? OR (last_activity = ? AND thread_id < ?))")
-            args += [query.cursor[0], query.cursor[0], query.cursor[1]]
+            # newest first puts threads without an activity time (NULL) last, by id
+            where.append("(last_activity < ? OR (last_activity = ? AND thread_id < ?) "
+                         "OR (last_activity IS NULL AND (? != '' OR thread_id < ?)))")
+            activity, thread = query.cursor
+            args += [activity, activity, thread, activity, thread]
         sql = (f"SELECT * FROM threads WHERE {' AND '.join(where)} "
                "ORDER BY last_activity DESC, thread_id DESC LIMIT ?")
-        return [ThreadRow(**r) for r in self._rows(sql, [*args, max(0, min(query.limit, 1000))])]
+        return [ThreadRow(**r) for r in self._rows(sql, [*args, max(0, min(query.limit, MAX_LIMIT))])]
 
     def thread(self, thread_id: str) -> ThreadRow | None:
         """One thread row, or None."""
