@@ -8,6 +8,7 @@ history and the blob files on disk.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,16 @@ def test_files_modified_or_untracked_at_start_are_seen_with_their_content(
     assert changes["notes.txt"]["before_hash"] == sha(notes)
     assert BlobStore(store_dir).get(sha(dirty)) == dirty
     assert history.summary() == {"files": 2, "versions": 2}  # seen is no version
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_at_start_and_the_others_are_seen(
+        keeper: Keeper, repo: Path) -> None:
+    """Fixtures: `keeper`, `repo` with notes.txt and a file named b"bad\\xff.txt" untracked."""
+    (repo / "notes.txt").write_bytes(b"scratch notes\n")
+    with open(os.path.join(os.fsencode(repo), b"bad\xff.txt"), "wb") as f:
+        f.write(b"x")
+    with keeper.start(repo) as session:
+        assert [r["path"] for r in file_changes(session)] == ["notes.txt"]
 
 
 def test_many_files_seen_at_start_are_each_stored_and_recorded_in_the_scans_order(

@@ -179,7 +179,8 @@ def _git(workspace: str, *args: str) -> subprocess.CompletedProcess[bytes] | Non
 
 
 def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]:
-    """Workspace-relative paths git lists as modified, deleted or untracked (not ignored)."""
+    """Workspace-relative paths git lists as modified, deleted or untracked (not ignored), but
+    none whose name is not UTF-8 (a warning names it)."""
     done = _git(workspace, "-c", "core.quotePath=false", "ls-files", "-z", "--modified",
                 "--others", "--exclude-standard")
     if done is None or done.returncode != 0:
@@ -189,7 +190,12 @@ def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]
     for raw in dict.fromkeys(done.stdout.split(b"\0")):
         if not raw:
             continue
-        rel = raw.decode("utf-8", "surrogateescape")
+        try:
+            rel = raw.decode("utf-8")
+        except UnicodeDecodeError:  # the log is UTF-8 JSON: such a name cannot be recorded
+            log.warning("%s: %r is not a UTF-8 file name; its versions are not kept",
+                        workspace, raw)
+            continue
         if skip_real and paths.real(rel).startswith(skip_real + os.sep):
             continue
         yield rel
