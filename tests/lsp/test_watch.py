@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 from pathlib import Path
 
 from ..conftest import git
@@ -53,3 +55,27 @@ async def test_watched_changes_are_recorded_with_authors_and_agent_edits_are_not
     (workspace / "NOTES.md").write_text("a later, unrelated edit\n")  # a barrier: when it is in,
     entries = await file_changes(client, started["thread_id"], 4)  # anything before it is too
     assert [e["summary"] for e in entries][2:] == ["payment.py by external", "NOTES.md by user"]
+
+
+async def test_a_file_name_that_is_not_utf8_loses_one_batch_not_the_watch(
+        spawn, workspace: Path) -> None:
+    """Fixtures: `spawn`, `workspace`; a file named b"bad\\xff.txt" appears (watchfiles cannot
+    name it), then README.md is edited by hand until the session records it."""
+    client = await spawn(workspace=workspace)
+    started = await client.request("session/start", {"workspace": str(workspace)})
+    await asyncio.sleep(WATCH_READY_S)
+    with open(os.path.join(os.fsencode(workspace), b"bad\xff.txt"), "wb") as f:
+        f.write(b"x")
+
+    async def edit_until_recorded() -> list[dict]:
+        for n in itertools.count():
+            (workspace / "README.md").write_text(f"edited by hand, {n}\n")
+            shown = await client.request("session/show", {"thread_id": started["thread_id"]})
+            found = [e for e in shown["timeline"] if e["type"] == "file_change"]
+            if found:
+                return found
+            await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    entries = await asyncio.wait_for(edit_until_recorded(), TIMEOUT)
+    assert entries[0]["summary"] == "README.md by user"

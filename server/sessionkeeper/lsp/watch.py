@@ -29,6 +29,10 @@ releases it (at most HOLD_MAX_S, then it is merged with the next batch), so the 
 writes are handled together with its new HEAD and recognised as the checkout's
 (`SessionKeeperServer.on_batch`), not as user edits. A batch in which git's state moved is not
 settled: its files are the checkout's, not an agent's write about to be reported.
+
+A batch watchfiles cannot deliver (it raises a RuntimeError on a file name that is not UTF-8,
+for one) is lost, not the watch: the watch starts again after RESTART_S and hands over an
+empty `git` batch, so the server looks at the workspace again (HEAD, live drift).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ IGNORED_DIRS = (
 
 GIT_STATE_FILES = ("HEAD", "packed-refs", "index.lock")
 HOLD_MAX_S = 10.0  # a batch waits at most this long for git to release index.lock
+RESTART_S = 1.0  # after a batch watchfiles could not deliver, watch again this much later
 
 
 def is_git_state(rel: str) -> bool:
@@ -182,6 +187,16 @@ class Watcher:
 
     def _run(self) -> None:
         try:
+            while self._watch() and not self._stop.wait(RESTART_S):
+                self.on_changes(Batch([], git=True))  # what the lost batch held is unknown
+        finally:
+            self.ready.set()
+
+    def _watch(self) -> bool:
+        """Watch until stopped (False), or until watchfiles cannot deliver a batch (its
+        RuntimeError; True: the batch is lost, watch again). Any other failure, such as a root
+        that cannot be watched (OSError), is logged and ends the watch (False)."""
+        try:
             from watchfiles import Change as Kind
             from watchfiles import watch
 
@@ -211,7 +226,9 @@ class Watcher:
                 moved, latest, git_moved = git_moved, {}, False
                 if (changes or moved) and not self._stop.is_set():
                     self.on_changes(Batch(changes, git=moved))
+        except RuntimeError as exc:  # e.g. "Unable to decode path" (a name that is not UTF-8)
+            log.warning("watching %s lost a batch (%s); watching again", self.root, exc)
+            return not self._stop.is_set()
         except Exception:  # noqa: BLE001 - a dead watcher must not take the server with it
             log.exception("watching %s stopped", self.root)
-        finally:
-            self.ready.set()
+        return False
