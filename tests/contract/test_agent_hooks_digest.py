@@ -3,6 +3,7 @@ for every kind of change since the session last ran it declines (the full check 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from sessionkeeper.api import Keeper
 from sessionkeeper.hooks import digest
 from tests.conftest import git, init_repo
-from tests.unit._hooks import SID, call
+from tests.unit._hooks import SID, call, payload, run
 
 Change = Callable[[Path, Path], Path]
 
@@ -116,3 +117,28 @@ def test_a_digest_older_than_its_journal_proves_nothing(repo: Path, store_dir: P
     journal.record({"type": "todo", "items": [{"id": "1", "text": "x"}]})
     journal.close()
     assert digest.proves_ok(known, str(repo)) is False
+
+
+@pytest.mark.parametrize("field,value", [("files", ["payment.py"]), ("baseline", "main"),
+                                         ("journal", 0), ("in_doubt", {"x": 1}), ("todos", [1]),
+                                         ("todos", {"total": 1}), ("headline", None),
+                                         ("files", {"payment.py": 5})])
+def test_a_digest_whose_fields_have_the_wrong_types_proves_nothing_and_the_resume_is_checked(
+        field: str, value: object, repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`; a Claude start and an Edit of payment.py, then the digest file rewritten
+    with one field of another JSON type (a damaged or crafted file) and a resume in place."""
+    call("claude", "SessionStart", repo, store_dir, source="startup")
+    edit = {"tool_name": "Edit", "tool_response": {}, "tool_use_id": "toolu_e1",
+            "tool_input": {"file_path": str(repo / "payment.py")}}
+    call("claude", "PreToolUse", repo, store_dir, **edit)
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    call("claude", "PostToolUse", repo, store_dir, **edit)
+    path = store_dir / "hooks" / "digests" / f"claude-{SID}.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, field: value}))
+    assert digest.proves_ok(digest.load(store_dir, "claude", SID), str(repo)) is False
+    done = run("claude", "SessionStart", json.dumps(payload("claude", "SessionStart", repo,
+                                                            source="resume")), store_dir)
+    assert done.returncode == 0 and "failed open" not in done.stderr, done.stderr
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "nothing changed since it last ran" in text
