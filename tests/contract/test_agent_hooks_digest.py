@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -142,3 +144,29 @@ def test_a_digest_whose_fields_have_the_wrong_types_proves_nothing_and_the_resum
     assert done.returncode == 0 and "failed open" not in done.stderr, done.stderr
     text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "nothing changed since it last ran" in text
+
+
+_KILLED_AT_REMEMBER = """
+import json, os, sys
+from sessionkeeper.hooks import respond
+from sessionkeeper.hooks.payload import parse
+respond._remember = lambda *a, **k: os.kill(os.getpid(), 9)  # a kill -9 just before the digest
+raw = json.dumps(json.loads(sys.argv[1])).encode()
+respond.respond(parse("codex", "SessionStart", raw), store=sys.argv[2])
+"""
+
+
+def test_a_hook_killed_after_resuming_the_journal_elsewhere_leaves_no_digest_that_proves_ok(
+        repo: Path, store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: `repo`; a Codex start, a resume in a linked worktree (drift: the journal is resumed
+    there) whose hook is killed -9 before it leaves its digest, then a resume back in `repo`."""
+    call("codex", "SessionStart", repo, store_dir, source="startup")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "wt-branch")
+    hook = payload("codex", "SessionStart", tmp_path / "wt", source="resume")
+    done = subprocess.run([sys.executable, "-c", _KILLED_AT_REMEMBER, json.dumps(hook),
+                           str(store_dir)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -9, done.stderr
+    full = Keeper(store_dir).journal_keeper("codex").check_resume(SID, workspace=str(repo))
+    assert full.verdict == "drift"  # the journal now runs in the worktree
+    assert digest.proves_ok(digest.load(store_dir, "codex", SID), str(repo)) is False
+    assert call("codex", "SessionStart", repo, store_dir, source="resume").outcome == "drift"

@@ -85,7 +85,9 @@ def _keeper(store: str | None) -> Keeper:
 @contextlib.contextmanager
 def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
     """The agent session's journal, open for writing (created in the hook's cwd if new): what
-    earlier hooks deferred is written first, and a fresh digest is left after it is closed."""
+    earlier hooks deferred is written first, and a fresh digest is left after it is closed (the
+    old one is dropped first: a hook killed meanwhile leaves none, never a stale one)."""
+    _forget(root, hook)
     journal = keeper.journal(hook.agent, hook.session_id,
                              workspace=hook.cwd if os.path.isdir(hook.cwd) else None,
                              wait_s=_JOURNAL_WAIT_S)
@@ -97,6 +99,15 @@ def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
     finally:
         journal.close()
     _remember(keeper, hook, root)
+
+
+def _forget(root: Path, hook: HookInput) -> None:
+    """Drop the journal's digest before the journal is written: its stat only shows appends to
+    the file it was taken of, not a new journal session (a resume elsewhere) in another file."""
+    from ..errors import SessionKeeperError
+
+    with contextlib.suppress(OSError, SessionKeeperError):
+        digest.save(root, hook.agent, hook.session_id, None)
 
 
 def _remember(keeper: Keeper, hook: HookInput, root: Path) -> None:
@@ -223,6 +234,7 @@ def _continue(keeper: Keeper, hook: HookInput, root: Path, report: Report, *, re
         return
     from ..errors import ThreadBusy
 
+    _forget(root, hook)
     deadline = time.monotonic() + _JOURNAL_WAIT_S
     while True:
         try:
