@@ -227,3 +227,17 @@ def test_a_codex_project_install_says_codex_must_trust_the_project(tmp_path: Pat
     assert where.hooks_file == project / ".codex" / "hooks.json" and where.hooks_file.exists()
     assert any("trusted project" in note for note in done.notes)
     assert "projects" not in codex_trust.trust_of((home / "config.toml").read_text())
+
+
+@pytest.mark.parametrize("toml", [b"model = = \n", b'model = "gpt-5" # caf\xe9\n'],
+                         ids=["not TOML", "not UTF-8"])
+def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes, tmp_path: Path,
+                                                                     store_dir: Path) -> None:
+    """Fixture: a Codex home whose config.toml cannot be edited (not TOML, or not UTF-8)."""
+    codex = _codex(tmp_path)
+    (codex.home / "config.toml").write_bytes(toml)
+    before = _tree(codex.home)
+    with pytest.raises(AgentConfigInvalid, match="config.toml"):
+        install(codex, store_root=store_dir, program=PROGRAM)
+    assert _tree(codex.home) == before and not codex.hooks_file.exists()
+    assert not (store_dir / "hooks" / "installs").exists()

@@ -59,6 +59,11 @@ def _document(text: str) -> Any:
         raise AgentConfigInvalid(f"config.toml is not valid TOML ({str(exc)[:120]}); left as it is") from None
 
 
+def check(text: str) -> None:
+    """Raise AgentConfigInvalid when config.toml's text is not TOML."""
+    _document(text)
+
+
 def _plain(text: str) -> dict[str, Any] | None:
     """config.toml as plain data, or None when it is not TOML."""
     from ..errors import AgentConfigInvalid

@@ -141,6 +141,8 @@ def install(where: Target, *, store_root: Path, store: str | None = None,
     path = where.hooks_file
     before = backups.read(path)
     config = _load_json(path, before)
+    if where.agent == "codex" and trust and where.trust_file is not None:  # refused before a write
+        _toml_text(where.trust_file, backups.read(where.trust_file))
     wanted = entries.merged(config, where.agent, _commands(where.agent, program=program or
                                                            entries.hook_program(), store=store))
     changed, done = [], []
@@ -175,7 +177,7 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
         return ["hook trust left to you: review the hooks in Codex (/hooks) before they run"]
     ours = _our_trust(where.hooks_file, config, where.agent)
     before = backups.read(trust_file)
-    text = (before or b"").decode("utf-8")
+    text = _toml_text(trust_file, before)
     state_now = codex_trust.trust_of(text)
     if all(state_now.get(k, {}).get("trusted_hash") == h for k, h in ours.items()):
         return [f"our {len(ours)} hooks already trusted in {trust_file}"]
@@ -188,6 +190,17 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
     manifest.left(trust_file, data)
     changed.append(str(trust_file))
     return [f"trusted our {len(ours)} hooks in {trust_file} (as Codex's /hooks review does)"]
+
+
+def _toml_text(trust_file: Path, data: bytes | None) -> str:
+    """config.toml's text ("" when absent); AgentConfigInvalid when it is not UTF-8 TOML."""
+    try:
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentConfigInvalid(f"{trust_file} is not UTF-8 text ({exc.reason} at byte "
+                                 f"{exc.start}); left as it is") from None
+    codex_trust.check(text)
+    return text
 
 
 def _codex_notes(where: Target) -> list[str]:
@@ -206,8 +219,9 @@ def uninstall(where: Target, *, store_root: Path) -> Outcome:
         (path, lambda data: _strip_json(path, data, where.agent))]
     if where.trust_file is not None:
         keys, moves = set(_our_trust(path, config, where.agent)), _moves(path, config)
-        edits.append((where.trust_file, lambda data: codex_trust.without_trust(
-            data.decode("utf-8"), keys, moves=moves).encode()))
+        trust_file = where.trust_file
+        edits.append((trust_file, lambda data: codex_trust.without_trust(
+            _toml_text(trust_file, data), keys, moves=moves).encode()))
     done, changed = [], []
     for file, strip in edits:
         line = _undo(file, manifest, strip)
