@@ -241,3 +241,27 @@ def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes
         install(codex, store_root=store_dir, program=PROGRAM)
     assert _tree(codex.home) == before and not codex.hooks_file.exists()
     assert not (store_dir / "hooks" / "installs").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_config_that_is_a_symlink_stays_one_and_its_target_is_restored_byte_for_byte(
+        agent: str, tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: the agent's config files are symlinks into a dotfiles directory (as dotfile
+    managers leave them); install, then uninstall."""
+    where = _claude(tmp_path) if agent == "claude" else _codex(tmp_path, hooks={"hooks": {}})
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    links = [where.hooks_file] + ([where.trust_file] if where.trust_file else [])
+    for link in links:
+        (dotfiles / link.name).write_bytes(link.read_bytes())
+        link.unlink()
+        link.symlink_to(dotfiles / link.name)
+    before = _tree(dotfiles)
+    install(where, store_root=store_dir, program=PROGRAM)
+    assert all(link.is_symlink() for link in links)
+    assert set(entries.ours(json.loads((dotfiles / where.hooks_file.name).read_bytes()), agent)) \
+        == set(entries.EVENTS_OF[agent])
+    assert sorted(p.name for p in where.home.iterdir()) == sorted(link.name for link in links)
+    uninstall(where, store_root=store_dir)
+    assert all(link.is_symlink() for link in links)
+    assert _tree(dotfiles) == before

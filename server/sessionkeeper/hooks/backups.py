@@ -6,7 +6,8 @@ also keeps the sha256 of the file as Session Keeper left it, so `hooks uninstall
 anyone changed it since: unchanged → the original bytes are put back exactly (or the file
 removed, and the directories it created); changed → only our entries are taken out.
 Invariants: a config file is replaced whole (temp file in its directory, fsync, rename), keeping
-its mode; the backup is durable before the file is changed; backups live only in the store.
+its mode (a symlinked one in its target's directory: the symlink stays); the backup is durable
+before the file is changed; backups live only in the store.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ def read(path: Path) -> bytes | None:
 
 
 def write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` at once (its mode kept; a new file is 0600)."""
+    """Replace `path` with `data` at once (its mode kept; a new file is 0600); a symlink is
+    written through, so it stays a symlink and its target gets the data."""
+    path = Path(os.path.realpath(path))
     try:
         keep = mode if mode is not None else path.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -137,7 +140,7 @@ class Manifest:
         """Put a file back as it was before the install; returns what was done."""
         entry = self.files[str(path)]
         if not entry.get("existed"):
-            path.unlink(missing_ok=True)
+            Path(os.path.realpath(path)).unlink(missing_ok=True)
             return f"removed {path} (it did not exist before)"
         backup = self.backup_of(path)
         assert backup is not None
