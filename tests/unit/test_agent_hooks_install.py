@@ -3,8 +3,12 @@ without touching other hooks, idempotent, backed up, Codex trust, restored byte 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -240,7 +244,7 @@ def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes
     with pytest.raises(AgentConfigInvalid, match="config.toml"):
         install(codex, store_root=store_dir, program=PROGRAM)
     assert _tree(codex.home) == before and not codex.hooks_file.exists()
-    assert not (store_dir / "hooks" / "installs").exists()
+    assert not (store_dir / "hooks" / "installs" / codex.key).exists()  # no manifest, no backup
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
@@ -265,3 +269,51 @@ def test_a_config_that_is_a_symlink_stays_one_and_its_target_is_restored_byte_fo
     uninstall(where, store_root=store_dir)
     assert all(link.is_symlink() for link in links)
     assert _tree(dotfiles) == before
+
+
+_PAUSED_INSTALL = """
+import os, sys, time
+from pathlib import Path
+from sessionkeeper.cli import main
+from sessionkeeper.hooks import install
+read = install._load_json
+def paused(path, data):  # the config is read; wait here until the test says go
+    out = read(path, data)
+    Path(sys.argv[1], "read").touch()
+    deadline = time.monotonic() + 30
+    while not Path(sys.argv[1], "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return out
+install._load_json = paused
+sys.exit(main(["hooks", "install", "--agent", "codex", "--store", sys.argv[2]]))
+"""
+
+
+def test_an_install_racing_another_keeps_every_backup_and_uninstall_restores_byte_for_byte(
+        tmp_path: Path) -> None:
+    """Fixture: a Codex home with the user's hooks.json and config.toml; one real install
+    process paused right after reading hooks.json while a second real install runs, then the
+    first goes on, then one uninstall."""
+    sk = Path(sys.executable).parent / "sessionkeeper"
+    home, store, flags = tmp_path / "home", tmp_path / "store", tmp_path / "flags"
+    for directory in (home, flags):
+        directory.mkdir()
+    (home / "config.toml").write_bytes(CODEX_CONFIG)
+    (home / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [THEIR_HOOK]}}))
+    before = _tree(home)
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    first = subprocess.Popen([sys.executable, "-c", _PAUSED_INSTALL, str(flags), str(store)],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (flags / "read").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = subprocess.Popen([str(sk), "hooks", "install", "--agent", "codex", "--store",
+                               str(store)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        second.wait(timeout=3)  # it finishes meanwhile (or waits for the first's lock)
+    (flags / "go").touch()
+    assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
+    subprocess.run([str(sk), "hooks", "uninstall", "--agent", "codex", "--store", str(store)],
+                   env=env, check=True, capture_output=True, timeout=60)
+    assert _tree(home) == before

@@ -14,12 +14,13 @@ only writes Session Keeper ever makes into an agent's config directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from . import backups, codex_trust, entries, state
 _HOME = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex")}
 _DIR = {"claude": ".claude", "codex": ".codex"}
 _FILE = {"claude": "settings.json", "codex": "hooks.json"}
+_LOCK_WAIT_S = 30.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,9 +136,38 @@ def _our_trust(hooks_file: Path, config: dict[str, Any], agent: str) -> dict[str
     return out
 
 
+@contextlib.contextmanager
+def _one_at_a_time(where: Target, store_root: Path) -> Iterator[None]:
+    """Hold the installation's lock in the store: two installs (or an install and an uninstall)
+    racing would each save a manifest missing the other's backups, or overwrite them."""
+    from filelock import FileLock, Timeout
+
+    from ..errors import ThreadBusy
+    from ..store.layout import ensure_private_dir
+
+    ensure_private_dir(store_root)
+    directory = ensure_private_dir(store_root / "hooks" / "installs", within=store_root)
+    lock = FileLock(directory / f"{where.key}.lock", mode=0o600, thread_local=False)
+    try:
+        lock.acquire(timeout=_LOCK_WAIT_S)
+    except Timeout:
+        raise ThreadBusy(f"another `sessionkeeper hooks install|uninstall` of {where.hooks_file} "
+                         f"has been running for {_LOCK_WAIT_S:g} s; try again") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def install(where: Target, *, store_root: Path, store: str | None = None,
             program: list[str] | None = None, trust: bool = True) -> Outcome:
     """Merge our hook entries into the agent's config (idempotent; backed up first)."""
+    with _one_at_a_time(where, store_root):
+        return _install(where, store_root=store_root, store=store, program=program, trust=trust)
+
+
+def _install(where: Target, *, store_root: Path, store: str | None,
+             program: list[str] | None, trust: bool) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     before = backups.read(path)
@@ -211,6 +242,11 @@ def _codex_notes(where: Target) -> list[str]:
 
 def uninstall(where: Target, *, store_root: Path) -> Outcome:
     """Take our entries out again: files nobody changed since are restored byte for byte."""
+    with _one_at_a_time(where, store_root):
+        return _uninstall(where, store_root=store_root)
+
+
+def _uninstall(where: Target, *, store_root: Path) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     now = backups.read(path)
