@@ -95,3 +95,22 @@ def test_a_call_with_wrong_arguments_exits_0_and_never_reaches_argparse(store_di
         done = subprocess.run([SK, "hook", *args], input=b"{}", capture_output=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert done.stderr.decode().count("\n") == 1 and b"usage: sessionkeeper hook" in done.stderr
+
+
+def test_a_tool_call_with_a_lone_surrogate_is_recorded_with_a_replacement_character(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: `repo`; a Claude start, then Pre/PostToolUse of a Bash call whose input and
+    output hold a lone surrogate escaped as JSON (as node's JSON.stringify writes an emoji cut
+    in half by a truncation), sent to the real `sessionkeeper hook` process."""
+    run("claude", "SessionStart", _raw("claude", "SessionStart", repo, source="startup"), store_dir)
+    call = {"tool_name": "Bash", "tool_use_id": "toolu_01", "tool_input": {"command": "echo x"},
+            "tool_response": {"stdout": "y"}}
+    for event in ("PreToolUse", "PostToolUse"):
+        raw = _raw("claude", event, repo, **call).replace(b"echo x", b"echo \\ud83d").replace(
+            b'"y"', b'"\\udca9 cut"')
+        done = run("claude", event, raw, store_dir)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    operations = [r for r in records(store_dir, "claude") if r["type"] == "operation"]
+    assert [op["status"] for op in operations] == ["started", "committed"]
+    assert operations[0]["args"] == {"command": "echo \ufffd"}
+    assert operations[1]["result"] == {"stdout": "\ufffd cut"}
