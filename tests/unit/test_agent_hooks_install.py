@@ -137,6 +137,22 @@ def test_a_file_changed_after_the_install_keeps_the_change_and_loses_only_our_en
     assert any("only they were taken out" in line for line in done.done)
 
 
+def test_a_file_changed_between_two_installs_keeps_the_change_after_uninstall(
+        tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: installed, then the user adds a setting, then installed again from another
+    virtualenv (as `hooks status` advises after a move); then uninstalled."""
+    where = _claude(tmp_path)
+    install(where, store_root=store_dir, program=PROGRAM)
+    config = json.loads(where.hooks_file.read_bytes())
+    config["theme"] = "dark"
+    where.hooks_file.write_text(json.dumps(config, indent=2) + "\n")
+    install(where, store_root=store_dir, program=["/new/venv/bin/sessionkeeper"])
+    uninstall(where, store_root=store_dir)
+    left = json.loads(where.hooks_file.read_bytes())
+    assert left["theme"] == "dark" and left["hooks"] == {"PreToolUse": [THEIR_HOOK]}
+    assert entries.ours(left, "claude") == {}
+
+
 def test_codex_install_trusts_exactly_our_hooks_with_the_hash_codex_computes(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: a Codex home with config.toml and a hooks.json holding another Stop hook."""

@@ -107,8 +107,14 @@ class Manifest:
         write(self.directory / "manifest.json", data.encode())
 
     def keep_original(self, path: Path, original: bytes | None) -> None:
-        """Back up a file's state before its first change (later changes keep the first backup)."""
-        if str(path) in self.files:
+        """Back up a file's state before its first change (later changes keep the first backup;
+        when the file was changed by someone else since our last write, that backup no longer
+        holds what they wrote, so uninstall will only take our entries out)."""
+        known = self.files.get(str(path))
+        if known is not None:
+            if original is None or known.get("installed_sha256") != sha256(original):
+                known["changed_since_install"] = True
+                self.save()
             return
         entry: dict[str, Any] = {"existed": original is not None, "backup": None, "mode": None}
         if original is not None:
@@ -134,7 +140,8 @@ class Manifest:
         """True when the file holds exactly what we left there."""
         entry = self.files.get(str(path)) or {}
         now = read(path)
-        return now is not None and entry.get("installed_sha256") == sha256(now)
+        return (now is not None and not entry.get("changed_since_install")
+                and entry.get("installed_sha256") == sha256(now))
 
     def restore(self, path: Path) -> str:
         """Put a file back as it was before the install; returns what was done."""
