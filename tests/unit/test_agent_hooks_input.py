@@ -114,3 +114,12 @@ def test_a_tool_call_with_a_lone_surrogate_is_recorded_with_a_replacement_charac
     assert [op["status"] for op in operations] == ["started", "committed"]
     assert operations[0]["args"] == {"command": "echo \ufffd"}
     assert operations[1]["result"] == {"stdout": "\ufffd cut"}
+
+
+def test_a_deeply_nested_input_with_a_lone_surrogate_is_refused_as_invalid(tmp_path: Path) -> None:
+    """Fixture: `tmp_path` as the cwd; a PreToolUse whose tool_input nests 900 lists deep around
+    a lone surrogate (below json's own limit)."""
+    raw = _raw("claude", "PreToolUse", tmp_path, tool_name="Bash", tool_use_id="toolu_01",
+               tool_input="HERE").replace(b'"HERE"', b"[" * 900 + b'"\\ud83d"' + b"]" * 900)
+    with pytest.raises(HookInputInvalid, match="nests too deeply"):
+        parse("claude", "PreToolUse", raw)

@@ -119,7 +119,10 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
     if not isinstance(data, dict):
         raise HookInputInvalid(f"stdin is JSON {type(data).__name__}, not an object")
     if _SURROGATE_ESCAPE.search(raw):
-        data = _without_lone_surrogates(data)
+        try:
+            data = _without_lone_surrogates(data)
+        except RecursionError:
+            raise HookInputInvalid("stdin nests too deeply to be recorded") from None
     named = data.get("hook_event_name")
     if named is not None and named != event:
         raise HookInputInvalid(f"hook_event_name {str(named)[:40]!r} is not the event {event!r} "
