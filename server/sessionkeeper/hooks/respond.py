@@ -158,6 +158,7 @@ def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Diges
     if proven is not None:
         with _best_effort(lost):
             state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
+            state.take_pass(root, hook.agent, hook.session_id)  # and uses up an acknowledgement
             state.defer(root, hook.agent, hook.session_id, {"source": "resume",
                                                             "reason": "verified: ok"})
         return _told(hook, answers.context("SessionStart", telling.verified_digest(proven),
@@ -174,9 +175,8 @@ def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Diges
         state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
     stops = report.verdict == "blocked" or (report.verdict == "drift" and block_drift)
     passed = False
-    if stops:
-        with _best_effort(lost):
-            passed = state.take_pass(root, hook.agent, hook.session_id)
+    with _best_effort(lost):  # the next resume uses up an acknowledgement, whatever it says
+        passed = state.take_pass(root, hook.agent, hook.session_id)
     if stops and not passed:
         return _told(hook, _stop(hook, keeper, root, report, lost=lost, journaled=journaled,
                                  why="blocked" if report.verdict == "blocked"
