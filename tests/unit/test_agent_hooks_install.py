@@ -333,3 +333,18 @@ def test_an_install_racing_another_keeps_every_backup_and_uninstall_restores_byt
     subprocess.run([str(sk), "hooks", "uninstall", "--agent", "codex", "--store", str(store)],
                    env=env, check=True, capture_output=True, timeout=60)
     assert _tree(home) == before
+
+
+@pytest.mark.parametrize("toml", [b"hooks = { }\n", b"[hooks]\nstate = { }\n",
+                                  b"[[hooks]]\nx = 1\n", b'hooks = "x"\n'],
+                         ids=["inline hooks", "inline state", "array of hooks", "hooks a string"])
+def test_a_codex_config_toml_whose_hooks_cannot_take_trust_is_refused_before_any_write(
+        toml: bytes, tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: a Codex home whose config.toml is TOML with a `hooks` key of a shape trust
+    tables cannot be added to (an inline table, an array, a string)."""
+    codex = _codex(tmp_path)
+    (codex.home / "config.toml").write_bytes(toml)
+    before = _tree(codex.home)
+    with pytest.raises(AgentConfigInvalid, match="config.toml"):
+        install(codex, store_root=store_dir, program=PROGRAM)
+    assert _tree(codex.home) == before and not codex.hooks_file.exists()
