@@ -348,3 +348,13 @@ def test_a_codex_config_toml_whose_hooks_cannot_take_trust_is_refused_before_any
     with pytest.raises(AgentConfigInvalid, match="config.toml"):
         install(codex, store_root=store_dir, program=PROGRAM)
     assert _tree(codex.home) == before and not codex.hooks_file.exists()
+
+
+def test_a_hooks_event_that_is_not_a_list_is_refused_and_left_as_it_is(tmp_path: Path,
+                                                                       store_dir: Path) -> None:
+    """Fixture: a settings.json whose SessionStart hooks are one object, not a list of groups."""
+    settings = json.dumps({"hooks": {"SessionStart": THEIR_HOOK}}).encode()
+    where = _claude(tmp_path, settings=settings)
+    with pytest.raises(AgentConfigInvalid, match="SessionStart"):
+        install(where, store_root=store_dir, program=PROGRAM)
+    assert where.hooks_file.read_bytes() == settings

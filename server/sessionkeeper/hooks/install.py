@@ -172,6 +172,11 @@ def _install(where: Target, *, store_root: Path, store: str | None,
     path = where.hooks_file
     before = backups.read(path)
     config = _load_json(path, before)
+    odd = [e for e in entries.EVENTS_OF[where.agent]
+           if config.get("hooks", {}).get(e) is not None and not isinstance(config["hooks"][e], list)]
+    if odd:  # merging would replace what is there
+        raise AgentConfigInvalid(f"{path}: hooks.{odd[0]} is not a list of matcher groups; "
+                                 "left as it is")
     if where.agent == "codex" and trust and where.trust_file is not None:  # refused before a write
         _toml_text(where.trust_file, backups.read(where.trust_file))
     wanted = entries.merged(config, where.agent, _commands(where.agent, program=program or
