@@ -17,6 +17,7 @@ from sessionkeeper.errors import AgentConfigInvalid
 from sessionkeeper.hooks import codex_trust, entries
 from sessionkeeper.hooks.install import Target, install, status, target, uninstall
 from sessionkeeper.hooks.state import note_run
+from tests.faults.conftest import unavailable
 
 PROGRAM = ["/opt/sk/bin/sessionkeeper"]
 THEIR_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/their-guard",
@@ -358,3 +359,36 @@ def test_a_hooks_event_that_is_not_a_list_is_refused_and_left_as_it_is(tmp_path:
     with pytest.raises(AgentConfigInvalid, match="SessionStart"):
         install(where, store_root=store_dir, program=PROGRAM)
     assert where.hooks_file.read_bytes() == settings
+
+
+def test_a_config_that_cannot_be_read_is_refused_with_a_typed_error(tmp_path: Path,
+                                                                    store_dir: Path) -> None:
+    """Fixture: a Claude home whose settings.json is a directory (read fails with EISDIR, as a
+    root-owned 0600 file fails with EACCES); install, status and uninstall."""
+    where = _claude(tmp_path, settings=None)
+    where.hooks_file.mkdir()
+    for run in (lambda: install(where, store_root=store_dir, program=PROGRAM),
+                lambda: uninstall(where, store_root=store_dir)):
+        with pytest.raises(AgentConfigInvalid, match="cannot be read"):
+            run()
+    assert any("cannot be read" in note for note in status(where, store_root=store_dir)["notes"])
+    assert where.hooks_file.is_dir() and list(where.hooks_file.iterdir()) == []
+
+
+def test_a_config_dir_that_cannot_be_written_is_refused_with_a_typed_error(
+        tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: a Claude home with settings.json, seen through a real read-only bind mount
+    (needs root or CAP_SYS_ADMIN; skipped where it cannot be mounted)."""
+    home = _claude(tmp_path).home
+    view = tmp_path / "ro"
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(home), str(view)], capture_output=True).returncode:
+        unavailable("mount --bind not permitted here")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
+        where = target("claude", config_dir=str(view))
+        with pytest.raises(AgentConfigInvalid, match="cannot be written"):
+            install(where, store_root=store_dir, program=PROGRAM)
+        assert (home / "settings.json").read_bytes() == CLAUDE_SETTINGS
+    finally:
+        subprocess.run(["umount", "-l", str(view)], capture_output=True)

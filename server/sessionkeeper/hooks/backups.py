@@ -28,11 +28,17 @@ def sha256(data: bytes) -> str:
 
 
 def read(path: Path) -> bytes | None:
-    """A file's bytes, or None when it does not exist."""
+    """A config file's bytes, or None when it does not exist; AgentConfigInvalid when it cannot
+    be read (a directory, a root-owned 0600 file after `sudo claude`)."""
+    from ..errors import AgentConfigInvalid
+
     try:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise AgentConfigInvalid(f"{path} cannot be read ({exc.strerror or exc}); "
+                                 "left as it is") from None
 
 
 def write(path: Path, data: bytes, *, mode: int | None = None) -> None:

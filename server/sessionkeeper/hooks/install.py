@@ -186,9 +186,8 @@ def _install(where: Target, *, store_root: Path, store: str | None,
         created = backups.missing_dirs(path)
         manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
         manifest.keep_original(path, before)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = _dump_json(wanted, before)
-        backups.write(path, data)
+        _write_config(path, data)
         manifest.left(path, data)
         changed.append(str(path))
         done.append(f"{'installed' if not entries.ours(config, where.agent) else 'updated'} "
@@ -221,11 +220,20 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
     created = backups.missing_dirs(trust_file)
     manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
     manifest.keep_original(trust_file, before)
-    trust_file.parent.mkdir(parents=True, exist_ok=True)
-    backups.write(trust_file, data)
+    _write_config(trust_file, data)
     manifest.left(trust_file, data)
     changed.append(str(trust_file))
     return [f"trusted our {len(ours)} hooks in {trust_file} (as Codex's /hooks review does)"]
+
+
+def _write_config(path: Path, data: bytes) -> None:
+    """Replace one agent config file whole; AgentConfigInvalid when it cannot be (left as it was)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backups.write(path, data)
+    except OSError as exc:
+        raise AgentConfigInvalid(f"{path} cannot be written ({exc.strerror or exc}); "
+                                 "left as it is") from None
 
 
 def _toml_text(trust_file: Path, data: bytes | None) -> str:
@@ -239,9 +247,16 @@ def _toml_text(trust_file: Path, data: bytes | None) -> str:
     return text
 
 
+def _shown(trust_file: Path) -> str:
+    """config.toml's text for notes and status ("" when it is absent or cannot be read)."""
+    try:
+        return (backups.read(trust_file) or b"").decode("utf-8", "replace")
+    except AgentConfigInvalid:
+        return ""
+
+
 def _codex_notes(where: Target) -> list[str]:
-    text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
-        if where.trust_file else ""
+    text = _shown(where.trust_file) if where.trust_file else ""
     return codex_trust.notes_of(text, project=str(where.project) if where.project else None)
 
 
@@ -288,12 +303,16 @@ def _undo(file: Path, manifest: backups.Manifest,
           strip: Callable[[bytes], bytes | None]) -> str | None:
     """Restore one file from its backup when it holds what we left, else strip our entries."""
     if str(file) in manifest.files and manifest.unchanged_since_install(file):
-        return manifest.restore(file)
+        try:
+            return manifest.restore(file)
+        except OSError as exc:
+            raise AgentConfigInvalid(f"{file} cannot be written ({exc.strerror or exc}); "
+                                     "left as it is") from None
     now = backups.read(file)
     data = strip(now) if now is not None else None
     if data is None or data == now:
         return None
-    backups.write(file, data)
+    _write_config(file, data)
     return (f"removed our entries from {file} (it changed since the install, so only they were "
             "taken out)")
 
@@ -320,10 +339,9 @@ def _moves(path: Path, config: dict[str, Any]) -> dict[str, str]:
 def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     """Whether the hooks are installed (per event), trusted, and when they last ran."""
     path = where.hooks_file
-    data = backups.read(path)
     notes: list[str] = []
     try:
-        config = _load_json(path, data)
+        config = _load_json(path, backups.read(path))
     except AgentConfigInvalid as exc:
         config, notes = {}, [str(exc)]
     mine = entries.ours(config, where.agent)
@@ -338,8 +356,7 @@ def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     trusted: bool | None = None
     trust: dict[str, str] = {}
     if where.agent == "codex":
-        text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
-            if where.trust_file else ""
+        text = _shown(where.trust_file) if where.trust_file else ""
         stored = codex_trust.trust_of(text)
         for key, digest in _our_trust(path, config, where.agent).items():
             entry = stored.get(key) or {}
