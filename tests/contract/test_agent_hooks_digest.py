@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -170,3 +171,54 @@ def test_a_hook_killed_after_resuming_the_journal_elsewhere_leaves_no_digest_tha
     assert full.verdict == "drift"  # the journal now runs in the worktree
     assert digest.proves_ok(digest.load(store_dir, "codex", SID), str(repo)) is False
     assert call("codex", "SessionStart", repo, store_dir, source="resume").outcome == "drift"
+
+
+_PAUSED_BEFORE_DIGEST = """
+import json, sys, time
+from pathlib import Path
+from sessionkeeper.hooks import digest, respond
+from sessionkeeper.hooks.payload import parse
+take = digest.take
+def paused(replayed):  # the journal is read; wait here until the test says go
+    Path(sys.argv[3], "read").touch()
+    deadline = time.monotonic() + 30
+    while not Path(sys.argv[3], "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return take(replayed)
+digest.take = paused
+raw = json.dumps(json.loads(sys.argv[1])).encode()
+respond.respond(parse("claude", "PreToolUse", raw), store=sys.argv[2])
+"""
+
+
+def test_a_digest_taken_while_another_hook_wrote_the_journal_proves_nothing(
+        repo: Path, store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: `repo`; a Claude start and an Edit of payment.py recorded; a real hook process
+    (a PreToolUse) paused between reading the journal and taking its digest while a second Edit
+    of payment.py is recorded by other hooks; then the user puts payment.py back as the first
+    Edit left it."""
+    call("claude", "SessionStart", repo, store_dir, source="startup")
+    edit = {"tool_name": "Edit", "tool_response": {},
+            "tool_input": {"file_path": str(repo / "payment.py")}}
+    call("claude", "PreToolUse", repo, store_dir, tool_use_id="toolu_e1", **edit)
+    first = "def charge(amount):\n    return round(amount, 2)\n"
+    (repo / "payment.py").write_text(first)
+    call("claude", "PostToolUse", repo, store_dir, tool_use_id="toolu_e1", **edit)
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    hook = payload("claude", "PreToolUse", repo, tool_name="Bash", tool_use_id="toolu_b1",
+                   tool_input={"command": "ls"})
+    paused = subprocess.Popen([sys.executable, "-c", _PAUSED_BEFORE_DIGEST, json.dumps(hook),
+                               str(store_dir), str(flags)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (flags / "read").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    call("claude", "PreToolUse", repo, store_dir, tool_use_id="toolu_e2", **edit)
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 3)\n")
+    call("claude", "PostToolUse", repo, store_dir, tool_use_id="toolu_e2", **edit)
+    (flags / "go").touch()
+    assert paused.wait(timeout=60) == 0, paused.stderr.read() if paused.stderr else ""
+    (repo / "payment.py").write_text(first)  # the user undoes the second edit by hand
+    full = Keeper(store_dir).journal_keeper("claude").check_resume(SID, workspace=str(repo))
+    assert full.verdict == "drift"
+    assert digest.proves_ok(digest.load(store_dir, "claude", SID), str(repo)) is False

@@ -72,9 +72,9 @@ def take(replayed: Replayed) -> Digest | None:
         if versions[-1].get("unknown"):
             return None
         files[path] = versions[-1].get("hash")
-    info = os.stat(latest.path)
+    info = os.stat(latest.path)  # the size is what was read: one grown since proves nothing
     worktree = state.get(Worktree)
-    return Digest(journal=str(latest.path), size=info.st_size, mtime_ns=info.st_mtime_ns,
+    return Digest(journal=str(latest.path), size=latest.size, mtime_ns=info.st_mtime_ns,
                   inode=info.st_ino, cwd=os.path.realpath(str(worktree.state.get("cwd") or "")),
                   baseline={"repo_root": baseline.repo_root, "worktree": baseline.worktree,
                             "branch": baseline.branch, "head": baseline.head},
