@@ -237,6 +237,24 @@ def test_hooks_ack_lets_the_next_stopped_resume_through_once(agent: str, repo: P
     assert second.outcome == ("stopped" if agent == "codex" else "gated")  # once only
 
 
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("fast", [True, False])
+def test_an_acknowledgement_is_used_up_by_the_next_resume_even_when_it_is_ok(
+        agent: str, fast: bool, repo: Path, store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: `repo`; a start, a resume from another repository (stopped), `hooks ack`, a
+    resume back in `repo` (ok: digest or full check), then another from the other repository."""
+    _started(agent, repo, store_dir)
+    other = init_repo(tmp_path / "other", {"README": "other\n"})
+    call(agent, "SessionStart", other, store_dir, source="resume")
+    state.acknowledge(store_dir, agent, SID)
+    if not fast:
+        (store_dir / "hooks" / "digests" / f"{agent}-{SID}.json").unlink(missing_ok=True)
+    assert call(agent, "SessionStart", repo, store_dir, source="resume").outcome == "ok"
+    again = call(agent, "SessionStart", other, store_dir, source="resume")
+    assert again.outcome == ("stopped" if agent == "codex" else "gated")
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_tool_calls_are_operations_with_the_agents_ids_and_their_files_are_versions(
         agent: str, repo: Path, store_dir: Path) -> None:

@@ -95,3 +95,65 @@ def test_a_call_with_wrong_arguments_exits_0_and_never_reaches_argparse(store_di
         done = subprocess.run([SK, "hook", *args], input=b"{}", capture_output=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert done.stderr.decode().count("\n") == 1 and b"usage: sessionkeeper hook" in done.stderr
+
+
+def test_a_tool_call_with_a_lone_surrogate_is_recorded_with_a_replacement_character(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: `repo`; a Claude start, then Pre/PostToolUse of a Bash call whose input and
+    output hold a lone surrogate escaped as JSON (as node's JSON.stringify writes an emoji cut
+    in half by a truncation), sent to the real `sessionkeeper hook` process."""
+    run("claude", "SessionStart", _raw("claude", "SessionStart", repo, source="startup"), store_dir)
+    call = {"tool_name": "Bash", "tool_use_id": "toolu_01", "tool_input": {"command": "echo x"},
+            "tool_response": {"stdout": "y"}}
+    for event in ("PreToolUse", "PostToolUse"):
+        raw = _raw("claude", event, repo, **call).replace(b"echo x", b"echo \\ud83d").replace(
+            b'"y"', b'"\\udca9 cut"')
+        done = run("claude", event, raw, store_dir)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    operations = [r for r in records(store_dir, "claude") if r["type"] == "operation"]
+    assert [op["status"] for op in operations] == ["started", "committed"]
+    assert operations[0]["args"] == {"command": "echo \ufffd"}
+    assert operations[1]["result"] == {"stdout": "\ufffd cut"}
+
+
+def test_a_deeply_nested_input_with_a_lone_surrogate_is_refused_as_invalid(tmp_path: Path) -> None:
+    """Fixture: `tmp_path` as the cwd; a PreToolUse whose tool_input nests 900 lists deep around
+    a lone surrogate (below json's own limit)."""
+    raw = _raw("claude", "PreToolUse", tmp_path, tool_name="Bash", tool_use_id="toolu_01",
+               tool_input="HERE").replace(b'"HERE"', b"[" * 900 + b'"\\ud83d"' + b"]" * 900)
+    with pytest.raises(HookInputInvalid, match="nests too deeply"):
+        parse("claude", "PreToolUse", raw)
+
+
+_ASCII_LOCALE = {"LC_ALL": "C", "PYTHONUTF8": "0"}
+"""A machine whose locale is not UTF-8: Python's default text encoding is then ASCII."""
+
+
+def test_in_an_ascii_locale_a_gated_resume_exits_0_with_utf8_json(store_dir: Path, repo: Path,
+                                                                  tmp_path: Path) -> None:
+    """Fixture: `repo`; a Claude start, then a resume in another repository, by the real
+    process in an ASCII locale (the answer's text holds an em dash)."""
+    from tests.conftest import init_repo
+
+    run("claude", "SessionStart", _raw("claude", "SessionStart", repo, source="startup"), store_dir)
+    other = init_repo(tmp_path / "other", {"x": "x\n"})
+    done = run("claude", "SessionStart", _raw("claude", "SessionStart", other, source="resume"),
+               store_dir, env=_ASCII_LOCALE)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "\u2014" in context and "another repository" in context
+
+
+def test_in_an_ascii_locale_a_todo_list_that_is_not_ascii_is_recorded_with_its_digest(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: `repo`; a Claude start and a TodoWrite of "café" by the real process in an
+    ASCII locale."""
+    run("claude", "SessionStart", _raw("claude", "SessionStart", repo, source="startup"), store_dir)
+    done = run("claude", "PostToolUse", _raw(
+        "claude", "PostToolUse", repo, tool_name="TodoWrite", tool_use_id="toolu_t1",
+        tool_input={"todos": [{"content": "café", "status": "pending"}]}), store_dir,
+        env=_ASCII_LOCALE)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert [r["items"][0]["text"] for r in records(store_dir, "claude") if r["type"] == "todo"] \
+        == ["café"]
+    assert (store_dir / "hooks" / "digests" / f"claude-{SID}.json").exists()

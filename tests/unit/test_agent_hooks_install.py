@@ -3,8 +3,12 @@ without touching other hooks, idempotent, backed up, Codex trust, restored byte 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ from sessionkeeper.errors import AgentConfigInvalid
 from sessionkeeper.hooks import codex_trust, entries
 from sessionkeeper.hooks.install import Target, install, status, target, uninstall
 from sessionkeeper.hooks.state import note_run
+from tests.faults.conftest import unavailable
 
 PROGRAM = ["/opt/sk/bin/sessionkeeper"]
 THEIR_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/their-guard",
@@ -133,6 +138,22 @@ def test_a_file_changed_after_the_install_keeps_the_change_and_loses_only_our_en
     assert any("only they were taken out" in line for line in done.done)
 
 
+def test_a_file_changed_between_two_installs_keeps_the_change_after_uninstall(
+        tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: installed, then the user adds a setting, then installed again from another
+    virtualenv (as `hooks status` advises after a move); then uninstalled."""
+    where = _claude(tmp_path)
+    install(where, store_root=store_dir, program=PROGRAM)
+    config = json.loads(where.hooks_file.read_bytes())
+    config["theme"] = "dark"
+    where.hooks_file.write_text(json.dumps(config, indent=2) + "\n")
+    install(where, store_root=store_dir, program=["/new/venv/bin/sessionkeeper"])
+    uninstall(where, store_root=store_dir)
+    left = json.loads(where.hooks_file.read_bytes())
+    assert left["theme"] == "dark" and left["hooks"] == {"PreToolUse": [THEIR_HOOK]}
+    assert entries.ours(left, "claude") == {}
+
+
 def test_codex_install_trusts_exactly_our_hooks_with_the_hash_codex_computes(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: a Codex home with config.toml and a hooks.json holding another Stop hook."""
@@ -227,3 +248,147 @@ def test_a_codex_project_install_says_codex_must_trust_the_project(tmp_path: Pat
     assert where.hooks_file == project / ".codex" / "hooks.json" and where.hooks_file.exists()
     assert any("trusted project" in note for note in done.notes)
     assert "projects" not in codex_trust.trust_of((home / "config.toml").read_text())
+
+
+@pytest.mark.parametrize("toml", [b"model = = \n", b'model = "gpt-5" # caf\xe9\n'],
+                         ids=["not TOML", "not UTF-8"])
+def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes, tmp_path: Path,
+                                                                     store_dir: Path) -> None:
+    """Fixture: a Codex home whose config.toml cannot be edited (not TOML, or not UTF-8)."""
+    codex = _codex(tmp_path)
+    (codex.home / "config.toml").write_bytes(toml)
+    before = _tree(codex.home)
+    with pytest.raises(AgentConfigInvalid, match="config.toml"):
+        install(codex, store_root=store_dir, program=PROGRAM)
+    assert _tree(codex.home) == before and not codex.hooks_file.exists()
+    assert not (store_dir / "hooks" / "installs" / codex.key).exists()  # no manifest, no backup
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_config_that_is_a_symlink_stays_one_and_its_target_is_restored_byte_for_byte(
+        agent: str, tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: the agent's config files are symlinks into a dotfiles directory (as dotfile
+    managers leave them); install, then uninstall."""
+    where = _claude(tmp_path) if agent == "claude" else _codex(tmp_path, hooks={"hooks": {}})
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    links = [where.hooks_file] + ([where.trust_file] if where.trust_file else [])
+    for link in links:
+        (dotfiles / link.name).write_bytes(link.read_bytes())
+        link.unlink()
+        link.symlink_to(dotfiles / link.name)
+    before = _tree(dotfiles)
+    install(where, store_root=store_dir, program=PROGRAM)
+    assert all(link.is_symlink() for link in links)
+    assert set(entries.ours(json.loads((dotfiles / where.hooks_file.name).read_bytes()), agent)) \
+        == set(entries.EVENTS_OF[agent])
+    assert sorted(p.name for p in where.home.iterdir()) == sorted(link.name for link in links)
+    uninstall(where, store_root=store_dir)
+    assert all(link.is_symlink() for link in links)
+    assert _tree(dotfiles) == before
+
+
+_PAUSED_INSTALL = """
+import os, sys, time
+from pathlib import Path
+from sessionkeeper.cli import main
+from sessionkeeper.hooks import install
+read = install._load_json
+def paused(path, data):  # the config is read; wait here until the test says go
+    out = read(path, data)
+    Path(sys.argv[1], "read").touch()
+    deadline = time.monotonic() + 30
+    while not Path(sys.argv[1], "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return out
+install._load_json = paused
+sys.exit(main(["hooks", "install", "--agent", "codex", "--store", sys.argv[2]]))
+"""
+
+
+def test_an_install_racing_another_keeps_every_backup_and_uninstall_restores_byte_for_byte(
+        tmp_path: Path) -> None:
+    """Fixture: a Codex home with the user's hooks.json and config.toml; one real install
+    process paused right after reading hooks.json while a second real install runs, then the
+    first goes on, then one uninstall."""
+    sk = Path(sys.executable).parent / "sessionkeeper"
+    home, store, flags = tmp_path / "home", tmp_path / "store", tmp_path / "flags"
+    for directory in (home, flags):
+        directory.mkdir()
+    (home / "config.toml").write_bytes(CODEX_CONFIG)
+    (home / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [THEIR_HOOK]}}))
+    before = _tree(home)
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    first = subprocess.Popen([sys.executable, "-c", _PAUSED_INSTALL, str(flags), str(store)],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (flags / "read").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = subprocess.Popen([str(sk), "hooks", "install", "--agent", "codex", "--store",
+                               str(store)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        second.wait(timeout=3)  # it finishes meanwhile (or waits for the first's lock)
+    (flags / "go").touch()
+    assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
+    subprocess.run([str(sk), "hooks", "uninstall", "--agent", "codex", "--store", str(store)],
+                   env=env, check=True, capture_output=True, timeout=60)
+    assert _tree(home) == before
+
+
+@pytest.mark.parametrize("toml", [b"hooks = { }\n", b"[hooks]\nstate = { }\n",
+                                  b"[[hooks]]\nx = 1\n", b'hooks = "x"\n'],
+                         ids=["inline hooks", "inline state", "array of hooks", "hooks a string"])
+def test_a_codex_config_toml_whose_hooks_cannot_take_trust_is_refused_before_any_write(
+        toml: bytes, tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: a Codex home whose config.toml is TOML with a `hooks` key of a shape trust
+    tables cannot be added to (an inline table, an array, a string)."""
+    codex = _codex(tmp_path)
+    (codex.home / "config.toml").write_bytes(toml)
+    before = _tree(codex.home)
+    with pytest.raises(AgentConfigInvalid, match="config.toml"):
+        install(codex, store_root=store_dir, program=PROGRAM)
+    assert _tree(codex.home) == before and not codex.hooks_file.exists()
+
+
+def test_a_hooks_event_that_is_not_a_list_is_refused_and_left_as_it_is(tmp_path: Path,
+                                                                       store_dir: Path) -> None:
+    """Fixture: a settings.json whose SessionStart hooks are one object, not a list of groups."""
+    settings = json.dumps({"hooks": {"SessionStart": THEIR_HOOK}}).encode()
+    where = _claude(tmp_path, settings=settings)
+    with pytest.raises(AgentConfigInvalid, match="SessionStart"):
+        install(where, store_root=store_dir, program=PROGRAM)
+    assert where.hooks_file.read_bytes() == settings
+
+
+def test_a_config_that_cannot_be_read_is_refused_with_a_typed_error(tmp_path: Path,
+                                                                    store_dir: Path) -> None:
+    """Fixture: a Claude home whose settings.json is a directory (read fails with EISDIR, as a
+    root-owned 0600 file fails with EACCES); install, status and uninstall."""
+    where = _claude(tmp_path, settings=None)
+    where.hooks_file.mkdir()
+    for run in (lambda: install(where, store_root=store_dir, program=PROGRAM),
+                lambda: uninstall(where, store_root=store_dir)):
+        with pytest.raises(AgentConfigInvalid, match="cannot be read"):
+            run()
+    assert any("cannot be read" in note for note in status(where, store_root=store_dir)["notes"])
+    assert where.hooks_file.is_dir() and list(where.hooks_file.iterdir()) == []
+
+
+def test_a_config_dir_that_cannot_be_written_is_refused_with_a_typed_error(
+        tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: a Claude home with settings.json, seen through a real read-only bind mount
+    (needs root or CAP_SYS_ADMIN; skipped where it cannot be mounted)."""
+    home = _claude(tmp_path).home
+    view = tmp_path / "ro"
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(home), str(view)], capture_output=True).returncode:
+        unavailable("mount --bind not permitted here")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
+        where = target("claude", config_dir=str(view))
+        with pytest.raises(AgentConfigInvalid, match="cannot be written"):
+            install(where, store_root=store_dir, program=PROGRAM)
+        assert (home / "settings.json").read_bytes() == CLAUDE_SETTINGS
+    finally:
+        subprocess.run(["umount", "-l", str(view)], capture_output=True)

@@ -6,7 +6,8 @@ also keeps the sha256 of the file as Session Keeper left it, so `hooks uninstall
 anyone changed it since: unchanged → the original bytes are put back exactly (or the file
 removed, and the directories it created); changed → only our entries are taken out.
 Invariants: a config file is replaced whole (temp file in its directory, fsync, rename), keeping
-its mode; the backup is durable before the file is changed; backups live only in the store.
+its mode (a symlinked one in its target's directory: the symlink stays); the backup is durable
+before the file is changed; backups live only in the store.
 """
 
 from __future__ import annotations
@@ -27,15 +28,23 @@ def sha256(data: bytes) -> str:
 
 
 def read(path: Path) -> bytes | None:
-    """A file's bytes, or None when it does not exist."""
+    """A config file's bytes, or None when it does not exist; AgentConfigInvalid when it cannot
+    be read (a directory, a root-owned 0600 file after `sudo claude`)."""
+    from ..errors import AgentConfigInvalid
+
     try:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise AgentConfigInvalid(f"{path} cannot be read ({exc.strerror or exc}); "
+                                 "left as it is") from None
 
 
 def write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` at once (its mode kept; a new file is 0600)."""
+    """Replace `path` with `data` at once (its mode kept; a new file is 0600); a symlink is
+    written through, so it stays a symlink and its target gets the data."""
+    path = Path(os.path.realpath(path))
     try:
         keep = mode if mode is not None else path.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -104,8 +113,14 @@ class Manifest:
         write(self.directory / "manifest.json", data.encode())
 
     def keep_original(self, path: Path, original: bytes | None) -> None:
-        """Back up a file's state before its first change (later changes keep the first backup)."""
-        if str(path) in self.files:
+        """Back up a file's state before its first change (later changes keep the first backup;
+        when the file was changed by someone else since our last write, that backup no longer
+        holds what they wrote, so uninstall will only take our entries out)."""
+        known = self.files.get(str(path))
+        if known is not None:
+            if original is None or known.get("installed_sha256") != sha256(original):
+                known["changed_since_install"] = True
+                self.save()
             return
         entry: dict[str, Any] = {"existed": original is not None, "backup": None, "mode": None}
         if original is not None:
@@ -131,13 +146,14 @@ class Manifest:
         """True when the file holds exactly what we left there."""
         entry = self.files.get(str(path)) or {}
         now = read(path)
-        return now is not None and entry.get("installed_sha256") == sha256(now)
+        return (now is not None and not entry.get("changed_since_install")
+                and entry.get("installed_sha256") == sha256(now))
 
     def restore(self, path: Path) -> str:
         """Put a file back as it was before the install; returns what was done."""
         entry = self.files[str(path)]
         if not entry.get("existed"):
-            path.unlink(missing_ok=True)
+            Path(os.path.realpath(path)).unlink(missing_ok=True)
             return f"removed {path} (it did not exist before)"
         backup = self.backup_of(path)
         assert backup is not None

@@ -72,6 +72,9 @@ def _plain(text: str) -> dict[str, Any] | None:
 
 def _state_table(doc: Any, *, create: bool) -> Any:
     import tomlkit
+    from tomlkit.items import Table
+
+    from ..errors import AgentConfigInvalid
 
     hooks = doc.get("hooks")
     if hooks is None:
@@ -79,13 +82,23 @@ def _state_table(doc: Any, *, create: bool) -> Any:
             return None
         hooks = tomlkit.table(is_super_table=True)
         doc["hooks"] = hooks
-    state = hooks.get("state")
-    if state is None:
+    state = hooks.get("state") if isinstance(hooks, Table) else None
+    if state is None and isinstance(hooks, Table):
         if not create:
             return None
         state = tomlkit.table(is_super_table=True)
         hooks["state"] = state
+    if not isinstance(state, Table):  # an inline table, an array, a value: not ours to reshape
+        if not create:
+            return None
+        raise AgentConfigInvalid("config.toml's `hooks` or `hooks.state` is not a [table] hook "
+                                 "trust can be filed in; left as it is")
     return state
+
+
+def check(text: str) -> None:
+    """Raise AgentConfigInvalid when config.toml's text is not TOML trust can be filed in."""
+    _state_table(_document(text), create=True)
 
 
 def with_trust(text: str, trusted: dict[str, str]) -> str:

@@ -72,9 +72,9 @@ def take(replayed: Replayed) -> Digest | None:
         if versions[-1].get("unknown"):
             return None
         files[path] = versions[-1].get("hash")
-    info = os.stat(latest.path)
+    info = os.stat(latest.path)  # the size is what was read: one grown since proves nothing
     worktree = state.get(Worktree)
-    return Digest(journal=str(latest.path), size=info.st_size, mtime_ns=info.st_mtime_ns,
+    return Digest(journal=str(latest.path), size=latest.size, mtime_ns=info.st_mtime_ns,
                   inode=info.st_ino, cwd=os.path.realpath(str(worktree.state.get("cwd") or "")),
                   baseline={"repo_root": baseline.repo_root, "worktree": baseline.worktree,
                             "branch": baseline.branch, "head": baseline.head},
@@ -93,10 +93,34 @@ def save(store_root: Path, agent: str, session_id: str, digest: Digest | None) -
     write_json(store_root, path, asdict(digest))
 
 
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "journal": str, "size": int, "mtime_ns": int, "inode": int, "cwd": str, "baseline": dict,
+    "files": dict, "in_doubt": list, "todos": (dict, type(None)), "headline": str}
+
+
+def _well_typed(data: dict[str, Any]) -> bool:
+    """True when every field of a loaded digest has the JSON type `take` writes."""
+    return (all(isinstance(data.get(k), t) for k, t in _TYPES.items() if k in data)
+            and all(isinstance(v, (str, type(None))) for v in data.get("baseline", {}).values())
+            and all(isinstance(v, (str, type(None))) for v in data.get("files", {}).values())
+            and all(isinstance(v, dict) for v in data.get("in_doubt", []))
+            and _todos_typed(data.get("todos")))
+
+
+def _todos_typed(todos: dict[str, Any] | None) -> bool:
+    if todos is None:
+        return True
+    items = todos.get("items")
+    return (isinstance(todos.get("done"), int) and isinstance(todos.get("total"), int)
+            and isinstance(items, list) and all(isinstance(i, dict) for i in items))
+
+
 def load(store_root: Path, agent: str, session_id: str) -> Digest | None:
-    """The digest of a journal, or None when there is none or it cannot be read."""
+    """The digest of a journal, or None when there is none, it cannot be read, or a field has
+    another type than `take` writes (a damaged or crafted file never reaches the fast check)."""
     try:
-        return Digest(**json.loads(_path(store_root, agent, session_id).read_bytes()))
+        data = json.loads(_path(store_root, agent, session_id).read_bytes())
+        return Digest(**data) if isinstance(data, dict) and _well_typed(data) else None
     except (OSError, ValueError, TypeError):
         return None
 

@@ -128,9 +128,9 @@ def main(argv: list[str]) -> int:
     _note(root, agent, event, answer, None if hook is None else hook.session_id)
     out = answer.stdout()
     try:
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
+        if out and sys.stdout is not None:  # UTF-8 whatever the locale (the agents read UTF-8)
+            sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+            sys.stdout.buffer.flush()
     except (BrokenPipeError, OSError):
         pass
     if answer.note:

@@ -14,12 +14,13 @@ only writes Session Keeper ever makes into an agent's config directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from . import backups, codex_trust, entries, state
 _HOME = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex")}
 _DIR = {"claude": ".claude", "codex": ".codex"}
 _FILE = {"claude": "settings.json", "codex": "hooks.json"}
+_LOCK_WAIT_S = 30.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,13 +136,49 @@ def _our_trust(hooks_file: Path, config: dict[str, Any], agent: str) -> dict[str
     return out
 
 
+@contextlib.contextmanager
+def _one_at_a_time(where: Target, store_root: Path) -> Iterator[None]:
+    """Hold the installation's lock in the store: two installs (or an install and an uninstall)
+    racing would each save a manifest missing the other's backups, or overwrite them."""
+    from filelock import FileLock, Timeout
+
+    from ..errors import ThreadBusy
+    from ..store.layout import ensure_private_dir
+
+    ensure_private_dir(store_root)
+    directory = ensure_private_dir(store_root / "hooks" / "installs", within=store_root)
+    lock = FileLock(directory / f"{where.key}.lock", mode=0o600, thread_local=False)
+    try:
+        lock.acquire(timeout=_LOCK_WAIT_S)
+    except Timeout:
+        raise ThreadBusy(f"another `sessionkeeper hooks install|uninstall` of {where.hooks_file} "
+                         f"has been running for {_LOCK_WAIT_S:g} s; try again") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def install(where: Target, *, store_root: Path, store: str | None = None,
             program: list[str] | None = None, trust: bool = True) -> Outcome:
     """Merge our hook entries into the agent's config (idempotent; backed up first)."""
+    with _one_at_a_time(where, store_root):
+        return _install(where, store_root=store_root, store=store, program=program, trust=trust)
+
+
+def _install(where: Target, *, store_root: Path, store: str | None,
+             program: list[str] | None, trust: bool) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     before = backups.read(path)
     config = _load_json(path, before)
+    odd = [e for e in entries.EVENTS_OF[where.agent]
+           if config.get("hooks", {}).get(e) is not None and not isinstance(config["hooks"][e], list)]
+    if odd:  # merging would replace what is there
+        raise AgentConfigInvalid(f"{path}: hooks.{odd[0]} is not a list of matcher groups; "
+                                 "left as it is")
+    if where.agent == "codex" and trust and where.trust_file is not None:  # refused before a write
+        _toml_text(where.trust_file, backups.read(where.trust_file))
     wanted = entries.merged(config, where.agent, _commands(where.agent, program=program or
                                                            entries.hook_program(), store=store))
     changed, done = [], []
@@ -148,9 +186,8 @@ def install(where: Target, *, store_root: Path, store: str | None = None,
         created = backups.missing_dirs(path)
         manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
         manifest.keep_original(path, before)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = _dump_json(wanted, before)
-        backups.write(path, data)
+        _write_config(path, data)
         manifest.left(path, data)
         changed.append(str(path))
         done.append(f"{'installed' if not entries.ours(config, where.agent) else 'updated'} "
@@ -175,7 +212,7 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
         return ["hook trust left to you: review the hooks in Codex (/hooks) before they run"]
     ours = _our_trust(where.hooks_file, config, where.agent)
     before = backups.read(trust_file)
-    text = (before or b"").decode("utf-8")
+    text = _toml_text(trust_file, before)
     state_now = codex_trust.trust_of(text)
     if all(state_now.get(k, {}).get("trusted_hash") == h for k, h in ours.items()):
         return [f"our {len(ours)} hooks already trusted in {trust_file}"]
@@ -183,21 +220,53 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
     created = backups.missing_dirs(trust_file)
     manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
     manifest.keep_original(trust_file, before)
-    trust_file.parent.mkdir(parents=True, exist_ok=True)
-    backups.write(trust_file, data)
+    _write_config(trust_file, data)
     manifest.left(trust_file, data)
     changed.append(str(trust_file))
     return [f"trusted our {len(ours)} hooks in {trust_file} (as Codex's /hooks review does)"]
 
 
+def _write_config(path: Path, data: bytes) -> None:
+    """Replace one agent config file whole; AgentConfigInvalid when it cannot be (left as it was)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backups.write(path, data)
+    except OSError as exc:
+        raise AgentConfigInvalid(f"{path} cannot be written ({exc.strerror or exc}); "
+                                 "left as it is") from None
+
+
+def _toml_text(trust_file: Path, data: bytes | None) -> str:
+    """config.toml's text ("" when absent); AgentConfigInvalid when it is not UTF-8 TOML."""
+    try:
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentConfigInvalid(f"{trust_file} is not UTF-8 text ({exc.reason} at byte "
+                                 f"{exc.start}); left as it is") from None
+    codex_trust.check(text)
+    return text
+
+
+def _shown(trust_file: Path) -> str:
+    """config.toml's text for notes and status ("" when it is absent or cannot be read)."""
+    try:
+        return (backups.read(trust_file) or b"").decode("utf-8", "replace")
+    except AgentConfigInvalid:
+        return ""
+
+
 def _codex_notes(where: Target) -> list[str]:
-    text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
-        if where.trust_file else ""
+    text = _shown(where.trust_file) if where.trust_file else ""
     return codex_trust.notes_of(text, project=str(where.project) if where.project else None)
 
 
 def uninstall(where: Target, *, store_root: Path) -> Outcome:
     """Take our entries out again: files nobody changed since are restored byte for byte."""
+    with _one_at_a_time(where, store_root):
+        return _uninstall(where, store_root=store_root)
+
+
+def _uninstall(where: Target, *, store_root: Path) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     now = backups.read(path)
@@ -206,8 +275,9 @@ def uninstall(where: Target, *, store_root: Path) -> Outcome:
         (path, lambda data: _strip_json(path, data, where.agent))]
     if where.trust_file is not None:
         keys, moves = set(_our_trust(path, config, where.agent)), _moves(path, config)
-        edits.append((where.trust_file, lambda data: codex_trust.without_trust(
-            data.decode("utf-8"), keys, moves=moves).encode()))
+        trust_file = where.trust_file
+        edits.append((trust_file, lambda data: codex_trust.without_trust(
+            _toml_text(trust_file, data), keys, moves=moves).encode()))
     done, changed = [], []
     for file, strip in edits:
         line = _undo(file, manifest, strip)
@@ -233,12 +303,16 @@ def _undo(file: Path, manifest: backups.Manifest,
           strip: Callable[[bytes], bytes | None]) -> str | None:
     """Restore one file from its backup when it holds what we left, else strip our entries."""
     if str(file) in manifest.files and manifest.unchanged_since_install(file):
-        return manifest.restore(file)
+        try:
+            return manifest.restore(file)
+        except OSError as exc:
+            raise AgentConfigInvalid(f"{file} cannot be written ({exc.strerror or exc}); "
+                                     "left as it is") from None
     now = backups.read(file)
     data = strip(now) if now is not None else None
     if data is None or data == now:
         return None
-    backups.write(file, data)
+    _write_config(file, data)
     return (f"removed our entries from {file} (it changed since the install, so only they were "
             "taken out)")
 
@@ -265,10 +339,9 @@ def _moves(path: Path, config: dict[str, Any]) -> dict[str, str]:
 def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     """Whether the hooks are installed (per event), trusted, and when they last ran."""
     path = where.hooks_file
-    data = backups.read(path)
     notes: list[str] = []
     try:
-        config = _load_json(path, data)
+        config = _load_json(path, backups.read(path))
     except AgentConfigInvalid as exc:
         config, notes = {}, [str(exc)]
     mine = entries.ours(config, where.agent)
@@ -283,8 +356,7 @@ def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     trusted: bool | None = None
     trust: dict[str, str] = {}
     if where.agent == "codex":
-        text = (backups.read(where.trust_file) or b"").decode("utf-8", "replace") \
-            if where.trust_file else ""
+        text = _shown(where.trust_file) if where.trust_file else ""
         stored = codex_trust.trust_of(text)
         for key, digest in _our_trust(path, config, where.agent).items():
             entry = stored.get(key) or {}

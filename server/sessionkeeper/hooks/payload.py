@@ -33,6 +33,8 @@ MAX_STDIN = 32 << 20
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CALL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +90,18 @@ def session_id_of(raw: object) -> str:
     return raw.lower()
 
 
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate (JSON lets `\\ud83d` stand alone; node writes one for
+    an emoji cut in half) replaced by U+FFFD, so it can be recorded as UTF-8."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def parse(agent: str, event: str, raw: bytes) -> HookInput:
     """The HookInput of one call of `agent`'s `event` hook with `raw` on stdin."""
     if agent not in AGENTS:
@@ -104,6 +118,11 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
         raise HookInputInvalid(f"stdin is not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise HookInputInvalid(f"stdin is JSON {type(data).__name__}, not an object")
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            data = _without_lone_surrogates(data)
+        except RecursionError:
+            raise HookInputInvalid("stdin nests too deeply to be recorded") from None
     named = data.get("hook_event_name")
     if named is not None and named != event:
         raise HookInputInvalid(f"hook_event_name {str(named)[:40]!r} is not the event {event!r} "

@@ -13,12 +13,14 @@ The journal is `Keeper.journal(agent, session id)`: Session Keeper's own native 
 agent session, which the agent-thread check prefers over what the agent's log reconstructs.
 Invariants: the verdict is the recovery contract's (`check_resume` of the journal thread; the
 digest only proves `ok` faster, `digest`); the policy only decides what a drift verdict does; a
-gate that cannot be read never blocks; every journal write leaves a fresh digest (or none).
+gate that cannot be read never blocks; every journal write leaves a fresh digest (or none); a
+checked resume is answered even when its record cannot be written (a read-only or full store).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Iterator
@@ -75,17 +77,19 @@ def _root(store: str | None) -> Path:
     return Layout(store).root
 
 
-def _keeper(store: str | None) -> Keeper:
+def _keeper(store: str | None, *, read_only: bool = False) -> Keeper:
     from ..api import Keeper
     from ..schema import ClientInfo
 
-    return Keeper(store, client=ClientInfo(name="sessionkeeper-hook"))
+    return Keeper(store, client=ClientInfo(name="sessionkeeper-hook"), read_only=read_only)
 
 
 @contextlib.contextmanager
 def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
     """The agent session's journal, open for writing (created in the hook's cwd if new): what
-    earlier hooks deferred is written first, and a fresh digest is left after it is closed."""
+    earlier hooks deferred is written first, and a fresh digest is left after it is closed (the
+    old one is dropped first: a hook killed meanwhile leaves none, never a stale one)."""
+    _forget(root, hook)
     journal = keeper.journal(hook.agent, hook.session_id,
                              workspace=hook.cwd if os.path.isdir(hook.cwd) else None,
                              wait_s=_JOURNAL_WAIT_S)
@@ -97,6 +101,15 @@ def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
     finally:
         journal.close()
     _remember(keeper, hook, root)
+
+
+def _forget(root: Path, hook: HookInput) -> None:
+    """Drop the journal's digest before the journal is written: its stat only shows appends to
+    the file it was taken of, not a new journal session (a resume elsewhere) in another file."""
+    from ..errors import SessionKeeperError
+
+    with contextlib.suppress(OSError, SessionKeeperError):
+        digest.save(root, hook.agent, hook.session_id, None)
 
 
 def _remember(keeper: Keeper, hook: HookInput, root: Path) -> None:
@@ -141,14 +154,16 @@ def _proven(hook: HookInput, root: Path) -> digest.Digest | None:
 
 def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Digest | None, *,
             block_drift: bool, note: str | None) -> answers.Answer:
+    lost: list[str] = []  # what could not be recorded: the answer is given all the same
     if proven is not None:
-        state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
-        state.defer(root, hook.agent, hook.session_id, {"source": "resume", "reason": "verified: ok"})
-        return answers.context("SessionStart", telling.verified_digest(proven), outcome="ok",
-                               message=note)
-    keeper = _keeper(store)
-    journaled = _has_journal(keeper, hook)
-    report = _check(keeper, hook) if journaled else _log_report(hook)
+        with _best_effort(lost):
+            state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
+            state.take_pass(root, hook.agent, hook.session_id)  # and uses up an acknowledgement
+            state.defer(root, hook.agent, hook.session_id, {"source": "resume",
+                                                            "reason": "verified: ok"})
+        return _told(hook, answers.context("SessionStart", telling.verified_digest(proven),
+                                           outcome="ok", message=note), lost)
+    keeper, journaled, report = _checked(hook, store)
     if report is None:  # hooks came after the session started and its log cannot be read
         if not os.path.isdir(hook.cwd):
             return answers.nothing("unchecked", note=f"no record of this session and its cwd "
@@ -156,25 +171,66 @@ def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Diges
         with _writing(keeper, hook, root) as journal:
             journal.transition("resume", f"{hook.agent} SessionStart (resume): first record of it")
         return answers.context("SessionStart", telling.first_record("a resume"), outcome="recorded")
-    state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
+    with _best_effort(lost):
+        state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
     stops = report.verdict == "blocked" or (report.verdict == "drift" and block_drift)
-    if stops and not state.take_pass(root, hook.agent, hook.session_id):
-        return _stop(hook, keeper, root, report, why="blocked" if report.verdict == "blocked"
-                     else "drift, and the policy is block-on-drift", journaled=journaled)
+    passed = False
+    with _best_effort(lost):  # the next resume uses up an acknowledgement, whatever it says
+        passed = state.take_pass(root, hook.agent, hook.session_id)
+    if stops and not passed:
+        return _told(hook, _stop(hook, keeper, root, report, lost=lost, journaled=journaled,
+                                 why="blocked" if report.verdict == "blocked"
+                                 else "drift, and the policy is block-on-drift"), lost)
     if report.verdict == "ok" or not journaled:
-        with _writing(keeper, hook, root) as journal:  # a journal's first session starts here
+        with _best_effort(lost), _writing(keeper, hook, root) as journal:  # a first session here
             journal.transition("resume", f"{report.verdict}: " + (
                 "verified" if report.verdict == "ok" else "the model was told")
                 + ("" if journaled else " (checked against the agent's log)"),
                 decision=None if report.verdict == "ok" else "continue")
     if report.verdict == "ok":
-        return answers.context("SessionStart", telling.verified(report), outcome="ok",
-                               message=note)
+        return _told(hook, answers.context("SessionStart", telling.verified(report), outcome="ok",
+                                           message=note), lost)
     text, message = telling.changed(report)
     if journaled:
-        _continue(keeper, hook, root, report,
-                  reason=f"{report.verdict}: " + ("acknowledged" if stops else "the model was told"))
-    return answers.context("SessionStart", text, message=message, outcome=report.verdict)
+        with _best_effort(lost):
+            _continue(keeper, hook, root, report, reason=f"{report.verdict}: " + (
+                "acknowledged" if stops else "the model was told"))
+    return _told(hook, answers.context("SessionStart", text, message=message,
+                                       outcome=report.verdict), lost)
+
+
+@contextlib.contextmanager
+def _best_effort(lost: list[str]) -> Iterator[None]:
+    """Record what a checked resume did, if the store lets us: a store that cannot be written
+    (read-only, full, busy) loses the record (noted in `lost`), never the verdict's answer."""
+    from ..errors import SessionKeeperError
+
+    try:
+        yield
+    except (OSError, SessionKeeperError) as exc:
+        lost.append(f"{getattr(exc, 'name', type(exc).__name__)}: {exc}")
+
+
+def _told(hook: HookInput, answer: answers.Answer, lost: list[str]) -> answers.Answer:
+    """The answer, with one line saying what of it could not be recorded."""
+    if not lost:
+        return answer
+    line = (f"sessionkeeper hook {hook.agent} {hook.event}: checked, but not recorded "
+            f"({lost[0]})")
+    return dataclasses.replace(answer, note=f"{answer.note} {line}" if answer.note else line)
+
+
+def _checked(hook: HookInput, store: str | None) -> tuple[Keeper, bool, Report | None]:
+    """(keeper, has a journal, the resume check): a store that cannot be written (read-only,
+    full) is checked through a read-only Keeper, whose writes then fail (and are noted)."""
+    def through(keeper: Keeper) -> tuple[Keeper, bool, Report | None]:
+        journaled = _has_journal(keeper, hook)
+        return keeper, journaled, _check(keeper, hook) if journaled else _log_report(hook)
+
+    try:
+        return through(_keeper(store))
+    except OSError:
+        return through(_keeper(store, read_only=True))
 
 
 def _log_report(hook: HookInput) -> Report | None:
@@ -223,6 +279,7 @@ def _continue(keeper: Keeper, hook: HookInput, root: Path, report: Report, *, re
         return
     from ..errors import ThreadBusy
 
+    _forget(root, hook)
     deadline = time.monotonic() + _JOURNAL_WAIT_S
     while True:
         try:
@@ -239,13 +296,14 @@ def _continue(keeper: Keeper, hook: HookInput, root: Path, report: Report, *, re
 
 
 def _stop(hook: HookInput, keeper: Keeper, root: Path, report: Report, *, why: str,
-          journaled: bool = True) -> answers.Answer:
+          lost: list[str], journaled: bool = True) -> answers.Answer:
     reason, context = telling.refused(report, agent=hook.agent, session_id=hook.session_id, why=why)
     if hook.agent == "claude":
-        state.set_gate(root, state.Gate(agent=hook.agent, session_id=hook.session_id,
-                                        verdict=report.verdict, reason=reason, cwd=hook.cwd))
+        with _best_effort(lost):
+            state.set_gate(root, state.Gate(agent=hook.agent, session_id=hook.session_id,
+                                            verdict=report.verdict, reason=reason, cwd=hook.cwd))
     if journaled:  # a journal is never started in a place the session must not go on in
-        with _writing(keeper, hook, root) as journal:
+        with _best_effort(lost), _writing(keeper, hook, root) as journal:
             journal.transition("resume", f"{report.verdict}: stopped by the hook ({why})",
                                decision="cancel")
     return answers.stop_session(hook.agent, reason, text=context)
