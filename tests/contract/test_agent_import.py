@@ -165,3 +165,17 @@ def test_a_root_whose_path_looks_like_a_credential_is_still_read_on_from_its_che
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read) == (1, 0)
     assert [r.title for r in Keeper(store_dir).store.list_threads(ListQuery())] == ["renamed"]
+
+
+def test_a_claude_transcript_is_read_on_from_its_checkpoint_when_codex_is_imported_too(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: the Claude and Codex `intact` homes copied, both imported (the default: every
+    agent); a title line appended to the Claude transcript between listings."""
+    claude = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    codex = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "codex"))
+    keeper = _keeper(store_dir, claude=claude, codex=codex)
+    assert {r.agent for r in keeper.rows()} == {"claude", "codex"}
+    _append_title(claude, "renamed")
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and (counts.appended, counts.read, counts.unchanged) == (1, 0, 1)
+    assert "renamed" in {r.title for r in Keeper(store_dir).store.list_threads(ListQuery())}

@@ -111,7 +111,7 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
     """Bring the index up to date with the agents' files (see the module docstring)."""
     counts = ImportCounts()
     stamps = stamps if stamps is not None else Stamps()
-    plans: list[tuple[str, list[AgentFile], list[str]]] = []
+    plans: list[tuple[str, list[AgentFile], list[str], dict[str, FileCheckpoint]]] = []
     for name in sources.enabled():
         roots = sources.roots_of(name)
         known = stamps.of(index, name)
@@ -120,13 +120,13 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
         gone = changes.gone + [p for p, f in known.items() if f.root not in here]
         counts.files += len(changes.changed) + len(changes.unchanged)
         counts.unchanged += len(changes.unchanged)
-        plans.append((name, changes.changed, gone))
-    total = sum(len(changed) for _, changed, _ in plans)
+        plans.append((name, changes.changed, gone, known))
+    total = sum(len(changed) for _, changed, _, _ in plans)
     done = 0
     if progress is not None and total:
         progress(0, total)
     identities = Identities()
-    for name, changed, gone in plans:
+    for name, changed, gone, known in plans:
         for start in range(0, len(changed), BATCH):
             batch = changed[start:start + BATCH]
             files, rows = [], []
