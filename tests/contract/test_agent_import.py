@@ -179,3 +179,19 @@ def test_a_claude_transcript_is_read_on_from_its_checkpoint_when_codex_is_import
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read, counts.unchanged) == (1, 0, 1)
     assert "renamed" in {r.title for r in Keeper(store_dir).store.list_threads(ListQuery())}
+
+
+def test_a_transcript_whose_row_cannot_be_stored_never_hides_the_others(store_dir: Path,
+                                                                       tmp_path: Path) -> None:
+    """Fixture: the Claude `intact` home copied, plus a crafted transcript of another session
+    whose token counts add up beyond 64 bits (two u64-max counts in one usage)."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    other = "6c2e3f40-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    t = GEN.Transcript(session=other)
+    big = 2**64 - 1
+    crafted = t.assistant(2, 2, 1, "msg_big", GEN.text("ok"))
+    crafted["message"]["usage"].update(input_tokens=big, cache_read_input_tokens=big)
+    [project] = list(home.glob("projects/*"))
+    (project / f"{other}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
+    keeper = _keeper(store_dir, claude=home)
+    assert GEN.CLAUDE_SESSION in {r.thread_id for r in keeper.rows()}

@@ -166,6 +166,7 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
             if before.checkpoint is None:
                 raise
             read = reader.read(file)
+        imported = _imported(agent, file, read, before, identities)
     except AgentLogUnreadable:
         counts.unreadable += 1
         return None
@@ -186,6 +187,12 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
         counts.appended += 1
     else:
         counts.read += 1
+    return imported
+
+
+def _imported(agent: str, file: AgentFile, read: Read, before: _Stored,
+              identities: Identities) -> tuple[FileCheckpoint, list[SessionRow]]:
+    """The FileCheckpoint and row of one file as read (redacted)."""
     extras = _extras(read, before, identities)
     row = session_row(read, identity=extras["identity"], todos=extras["todos"],
                       realpath=identities.realpath)
