@@ -195,3 +195,22 @@ def test_a_transcript_whose_row_cannot_be_stored_never_hides_the_others(store_di
     (project / f"{other}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
     keeper = _keeper(store_dir, claude=home)
     assert GEN.CLAUDE_SESSION in {r.thread_id for r in keeper.rows()}
+
+
+def test_a_codex_header_with_fields_of_the_wrong_type_is_listed_and_checked(store_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """Fixture: the Codex `intact` home copied, plus a crafted rollout of another thread whose
+    session_meta has a number for cwd, an object for git.branch and a list for git.commit_hash."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "codex"))
+    other = "019a7c00-2222-7333-8444-555566667777"
+    lines = GEN.codex_lines()
+    lines[0]["payload"].update(id=other, session_id=other, cwd=5,
+                               git={"branch": {"name": "main"}, "commit_hash": ["1" * 40]})
+    day = next(home.glob("sessions/*/*/*"))
+    (day / f"rollout-2026-11-28T10-00-00-{other}.jsonl").write_bytes(GEN.dump(lines[:1]))
+    keeper = _keeper(store_dir, codex=home)
+    rows = {r.thread_id: r for r in keeper.rows()}
+    assert set(rows) == {GEN.CODEX_THREAD, other}
+    assert (rows[other].cwd, rows[other].branch) == (None, None)
+    report = keeper.check_resume(other, workspace=str(tmp_path))
+    assert report.verdict == "blocked"  # a typed verdict (tmp_path is in no repository)

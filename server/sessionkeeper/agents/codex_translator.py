@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from .base import canonical_uuid
-from .codex_meta import as_int, change_kind, codex_meta, failed, harness, loads, sandbox_name
+from .codex_meta import (
+    as_int,
+    change_kind,
+    codex_meta,
+    failed,
+    git_block,
+    harness,
+    loads,
+    sandbox_name,
+    str_field,
+)
 from .translate import (
     Record,
     Translator,
@@ -67,9 +77,10 @@ class CodexTranslator(Translator):
             self.skip("session_meta:no id")
             return
         if st["thread_id"] is None:
-            st.update(thread_id=tid, meta_ts=p.get("timestamp") or ts, meta_cwd=p.get("cwd"),
-                      cwd=st["cwd"] or p.get("cwd"), git=p.get("git") if isinstance(p.get("git"), dict)
-                      else None, client=p.get("cli_version"),
+            cwd = str_field(p.get("cwd"))
+            st.update(thread_id=tid, meta_ts=str_field(p.get("timestamp")) or ts, meta_cwd=cwd,
+                      cwd=st["cwd"] or cwd, git=git_block(p.get("git")),
+                      client=str_field(p.get("cli_version")),
                       forked_from=canonical_uuid(p.get("forked_from_id")))
             st["ids"] = {"id": tid, "session_id": canonical_uuid(p.get("session_id")) or tid}
             st["origin"] = {k: p[k] for k in ("originator", "source", "thread_source",
@@ -78,7 +89,7 @@ class CodexTranslator(Translator):
             set_fact(st, "git", "codex session_meta.git (creation time only)", st["meta_ts"])
             set_fact(st, "cwd", "codex session_meta.cwd", st["meta_ts"])
         elif tid == st["thread_id"]:  # written again by a newer CLI that resumed the thread
-            st["client"] = p.get("cli_version") or st["client"]
+            st["client"] = str_field(p.get("cli_version")) or st["client"]
         else:
             st["inherited_meta"] += 1  # a fork replays its parent's history, header included
             self.skip("session_meta:inherited")
