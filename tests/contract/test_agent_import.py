@@ -214,3 +214,33 @@ def test_a_codex_header_with_fields_of_the_wrong_type_is_listed_and_checked(stor
     assert (rows[other].cwd, rows[other].branch) == (None, None)
     report = keeper.check_resume(other, workspace=str(tmp_path))
     assert report.verdict == "blocked"  # a typed verdict (tmp_path is in no repository)
+
+
+def test_token_counts_beyond_any_model_call_are_no_count_and_the_session_is_listed(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a crafted Claude transcript whose usage holds two u64-max counts and a negative
+    one, and a crafted Codex rollout whose token_count says u64-max twice."""
+    big = 2**64 - 1
+    session = "6c2e3f40-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    t = GEN.Transcript(session=session)
+    crafted = t.assistant(2, 2, 1, "msg_big", GEN.text("ok"))
+    crafted["message"]["usage"].update(input_tokens=big, cache_read_input_tokens=big,
+                                       output_tokens=-7, cache_creation_input_tokens=5)
+    claude = tmp_path / "claude" / "projects" / "-work-repo-a"
+    claude.mkdir(parents=True)
+    (claude / f"{session}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
+    lines = GEN.codex_lines()[:1]
+    usage = {"input_tokens": big, "output_tokens": big}
+    lines += [GEN.cx(3 + i, "event_msg", {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": big, "output_tokens": i},
+        "last_token_usage": usage}}) for i in range(2)]
+    codex = tmp_path / "codex" / GEN.CODEX_DAY
+    codex.mkdir(parents=True)
+    (codex / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude", codex=tmp_path / "codex")
+    assert {r.thread_id for r in keeper.rows()} == {session, GEN.CODEX_THREAD}
+    for thread in (session, GEN.CODEX_THREAD):
+        report = keeper.check_resume(thread, workspace=str(tmp_path))
+        orjson.dumps(report.to_json())  # every number in the report fits in 64 bits
+    claude_cost = keeper.check_resume(session, workspace=str(tmp_path)).to_json()
+    assert "18446744073709551615" not in orjson.dumps(claude_cost).decode()

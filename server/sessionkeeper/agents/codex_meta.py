@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..events import SCHEMA_VERSION
-from .translate import Record, text_of
+from .translate import Record, text_of, token_count
 from .vocab import as_text, redact_url, unknown_permissions
 
 if TYPE_CHECKING:
@@ -115,5 +115,5 @@ def git_block(raw: object) -> dict[str, str] | None:
 
 
 def as_int(value: object) -> int:
-    """A token count: the int itself, or 0 for anything else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A token count: the int itself when a credible one (`token_count`), else 0."""
+    return token_count(value)
