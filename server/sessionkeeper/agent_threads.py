@@ -220,8 +220,9 @@ def _redacted(log: Rollout) -> Rollout:
 def _with_identity(replayed: Replayed, identity: object) -> Replayed:
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
-    Only when the baseline names no root commit (an agent's log never does; our journal does)
-    and the identity was found at the same cwd; the baseline's paths become the repository's.
+    Only when the baseline names no root commit (an agent's log never does; our journal does),
+    the identity was found at the same cwd and its origin is not another one than the log's
+    (Codex records the origin URL); the baseline's paths become the repository's.
     """
     from .recovery.subsystems.worktree import Worktree
 
@@ -237,6 +238,8 @@ def _with_identity(replayed: Replayed, identity: object) -> Replayed:
     if os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
         return replayed
     known = baseline.get("identity") or {}
+    if _other_remote(known.get("remote_url"), identity.get("remote_url")):
+        return replayed  # the folder held another repository when it was imported: the log's word
     baseline["identity"] = {"root_commits": list(identity["root_commits"]),
                             "remote_url": known.get("remote_url") or identity.get("remote_url")}
     for key in ("repo_root", "worktree"):
@@ -250,3 +253,14 @@ def _with_identity(replayed: Replayed, identity: object) -> Replayed:
     data["facts"] = facts
     replayed.meta = {**replayed.meta, "data": data}
     return replayed
+
+
+def _other_remote(recorded: object, found: object) -> bool:
+    """True when the log's origin URL and the one found at import time name different remotes."""
+    if not isinstance(recorded, str) or not isinstance(found, str) or not recorded or not found:
+        return False
+    from .events import RepoIdentity
+    from .recovery.baseline import same_repository
+
+    return same_repository(RepoIdentity(root_commits=[], remote_url=recorded),
+                           RepoIdentity(root_commits=[], remote_url=found)) is False

@@ -13,6 +13,7 @@ from sessionkeeper.api import Keeper
 from sessionkeeper.errors import InvalidId
 from sessionkeeper.redact import redact_text
 from sessionkeeper.store.index import ListQuery
+from tests.conftest import git, init_repo
 from tests.unit._agents import AGENT_FIXTURES, codex_home, generator, tree_digest
 
 GEN = generator()
@@ -244,3 +245,28 @@ def test_token_counts_beyond_any_model_call_are_no_count_and_the_session_is_list
         orjson.dumps(report.to_json())  # every number in the report fits in 64 bits
     claude_cost = keeper.check_resume(session, workspace=str(tmp_path)).to_json()
     assert "18446744073709551615" not in orjson.dumps(claude_cost).decode()
+
+
+def test_a_codex_thread_whose_folder_now_holds_another_repository_is_blocked(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Codex rollout created in a real repository (origin A, its HEAD and branch in
+    session_meta.git); the folder then replaced by another repository (origin B) on the same
+    branch before Session Keeper first imported it."""
+    work = tmp_path / "proj"
+    init_repo(work, {"a.py": "a = 1\n"})
+    git(work, "remote", "add", "origin", "https://example.invalid/org/a.git")
+    head = git(work, "rev-parse", "HEAD").strip()
+    lines = GEN.codex_lines(str(work))
+    lines[0]["payload"]["git"] = {"commit_hash": head, "branch": "main",
+                                  "repository_url": "https://example.invalid/org/a.git"}
+    day = tmp_path / "codex" / GEN.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    shutil.rmtree(work)
+    init_repo(work, {"b.py": "b = 2\n"}, message="another project")
+    git(work, "remote", "add", "origin", "https://example.invalid/org/b.git")
+    keeper = _keeper(store_dir, codex=tmp_path / "codex")
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
+    report = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(work))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["other_repository"]
