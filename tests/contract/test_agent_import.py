@@ -10,7 +10,7 @@ import pytest
 
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
-from sessionkeeper.errors import InvalidId
+from sessionkeeper.errors import AgentLogUnreadable, InvalidId
 from sessionkeeper.redact import redact_text
 from sessionkeeper.store.index import ListQuery
 from tests.conftest import git, init_repo
@@ -270,3 +270,18 @@ def test_a_codex_thread_whose_folder_now_holds_another_repository_is_blocked(
     report = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(work))
     assert report.verdict == "blocked"
     assert [d.kind for d in report.differences] == ["other_repository"]
+
+
+def test_checking_a_thread_whose_zstd_rollout_got_damaged_is_a_typed_error(store_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """Fixture: the Codex `zst` home copied and listed; its `.jsonl.zst` then overwritten with
+    bytes zstd cannot decode (a plain text line)."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "zst", tmp_path / "codex"))
+    keeper = _keeper(store_dir, codex=home)
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
+    [rollout] = list(home.rglob("*.jsonl.zst"))
+    rollout.write_bytes(b"not zstd\n")
+    with pytest.raises(AgentLogUnreadable, match="not a readable zstd stream"):
+        keeper.check_resume(GEN.CODEX_THREAD, workspace=str(tmp_path))
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and counts.unreadable == 1

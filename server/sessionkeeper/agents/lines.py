@@ -93,12 +93,22 @@ def fd_reader(fd: int, start: int) -> Callable[[int], bytes]:
 
 
 def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
-    """Return read(n) over the decompressed stream of a zstd file, and the stream to close."""
+    """Return read(n) over the decompressed stream of a zstd file, and the stream to close.
+
+    A stream zstd cannot decode raises OSError (EIO), like any other read error.
+    """
     import zstandard  # lazy: only .zst rollouts need it
 
     raw = os.fdopen(os.dup(fd), "rb")
     stream: Any = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-    read: Callable[[int], bytes] = stream.read
+
+    def read(n: int) -> bytes:
+        try:
+            chunk: bytes = stream.read(n)
+        except zstandard.ZstdError as exc:
+            raise OSError(errno.EIO, f"not a readable zstd stream ({exc})") from None
+        return chunk
+
     return read, stream
 
 
