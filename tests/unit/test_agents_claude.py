@@ -238,3 +238,23 @@ def test_replay_restores_todos_doubt_cost_model_permissions_and_branch(scenario:
     assert s["model"]["name"] == "claude-sonnet-5"
     assert s["permissions"]["approval_mode"] == "acceptEdits"
     assert s["worktree"]["baseline"]["branch"] == branch
+
+
+def test_symlink_loops_beside_transcripts_never_hide_them(tmp_path: Path) -> None:
+    """fixtures/agents/claude/subagent copied, with 40 self-referencing symlinks named like
+    transcripts in its project folder and in the sub-agents folder (scandir lists them in any
+    order, some before the real files)."""
+    import os
+    import shutil
+
+    home = Path(shutil.copytree(root("claude", "subagent"), tmp_path / "claude"))
+    [project] = list(home.glob("projects/*"))
+    [subagents] = list(project.glob("*/subagents"))
+    for folder, prefix in ((project, ""), (subagents, "agent-")):
+        for n in range(40):
+            os.symlink(f"{prefix}loop{n}.jsonl", folder / f"{prefix}loop{n}.jsonl")
+    found = [(f.kind, f.path.name) for f in agents.get("claude").discover([home])]
+    assert sorted(found) == [("session", f"{SESSION}.jsonl"),
+                             ("subagent", "agent-a1b2c3d4e5f6.jsonl")]
+    listed = agents.get("claude").changes([home], checkpoints={})
+    assert sorted(f.path.name for f in listed.changed) == sorted(name for _, name in found)
