@@ -285,3 +285,36 @@ def test_checking_a_thread_whose_zstd_rollout_got_damaged_is_a_typed_error(store
         keeper.check_resume(GEN.CODEX_THREAD, workspace=str(tmp_path))
     counts = keeper.import_agents(force=True)
     assert counts is not None and counts.unreadable == 1
+
+
+def test_a_file_another_process_imported_meanwhile_keeps_its_row_s_todo_list(
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: the Claude `intact` home copied (a TodoWrite list, 1 of 3 done) and listed; a
+    title appended; a second process (a real child Python) imports it right after this one's
+    stat pass planned to read it, so this one finds the file as that process left it."""
+    import subprocess
+    import sys
+
+    from sessionkeeper.agents.claude import ClaudeAgent
+
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+    _append_title(home, "renamed")
+    other = ("from sessionkeeper.api import Keeper\n"
+             "from sessionkeeper.agents.importer import AgentSources\n"
+             f"Keeper({str(store_dir)!r}, agents=AgentSources(agents=('claude',), "
+             f"roots={{'claude': ({str(home)!r},)}})).import_agents(force=True)\n")
+    planned = ClaudeAgent.changes
+
+    def changes_then_the_other_process(self: ClaudeAgent, *args: object, **kwargs: object) -> object:
+        found = planned(self, *args, **kwargs)  # type: ignore[arg-type]
+        subprocess.run([sys.executable, "-c", other], check=True)
+        return found
+
+    monkeypatch.setattr(ClaudeAgent, "changes", changes_then_the_other_process)
+    keeper.import_agents(force=True)
+    [row] = Keeper(store_dir).store.list_threads(ListQuery())
+    assert row.title == "renamed"
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}

@@ -249,7 +249,7 @@ def _placeless(cp: Checkpoint) -> dict[str, Any]:
 
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
-    todos = before.todos if read.mode == "appended" else None
+    todos = before.todos if read.mode != "full" else None  # unchanged: as another process left it
     counted = read.checkpoint.state.get("counts", {}).get("todos", 1)  # 0: no todo record yet
     for record in reversed(read.records) if counted else ():  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
