@@ -41,6 +41,7 @@ class AgentThreads:
     agent_sources: AgentSources | None
     watching_agents: bool = False
     _agents_at: float | None = None  # monotonic time of the last import (None: never, or changed)
+    _agents_changes: int = 0  # how many times agents_changed() was called (by a watcher thread)
 
     @property
     def store(self) -> Store:  # provided by Keeper
@@ -58,6 +59,7 @@ class AgentThreads:
     def agents_changed(self) -> None:
         """The agents' roots changed (a watcher saw it): the next listing imports again."""
         self._agents_at = None
+        self._agents_changes += 1
 
     def import_agents(self, progress: Progress | None = None, *,
                       force: bool = False) -> ImportCounts | None:
@@ -74,12 +76,14 @@ class AgentThreads:
 
         sources = self.agent_sources
         stamps = self.__dict__.setdefault("_agent_stamps", Stamps())
+        changes = self._agents_changes
         try:
             counts = self.store.with_index(lambda index: import_agents(
                 index, sources, progress=progress, stamps=stamps))
         except IndexBusy:
             return None  # another process writes the index: the next listing goes on
-        self._agents_at = time.monotonic()
+        # a change reported while this import ran may have come after its file was read
+        self._agents_at = time.monotonic() if self._agents_changes == changes else None
         return counts
 
     def agent_filter(self) -> tuple[str, ...]:

@@ -318,3 +318,30 @@ def test_a_file_another_process_imported_meanwhile_keeps_its_row_s_todo_list(
     [row] = Keeper(store_dir).store.list_threads(ListQuery())
     assert row.title == "renamed"
     assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+
+
+def test_a_change_seen_by_the_roots_watcher_during_an_import_is_imported_next(
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: the Claude `intact` home copied, listed by a Keeper whose roots are watched (as
+    the editor's watcher makes it); a title appended, and while the next import runs (after it
+    read the file) another title is appended and the watcher reports it."""
+    from sessionkeeper.agents.claude import ClaudeAgent
+
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    keeper.watching_agents = True
+    keeper.rows()
+    _append_title(home, "first")
+    keeper.agents_changed()
+    reads = ClaudeAgent.read
+
+    def read_then_another_write(self: ClaudeAgent, *args: object, **kwargs: object) -> object:
+        found = reads(self, *args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(ClaudeAgent, "read", reads)
+        _append_title(home, "second")
+        keeper.agents_changed()  # the watcher thread saw the write
+        return found
+
+    monkeypatch.setattr(ClaudeAgent, "read", read_then_another_write)
+    assert [r.title for r in keeper.rows()] == ["first"]
+    assert [r.title for r in keeper.rows()] == ["second"]
