@@ -205,6 +205,21 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path)
     assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", "fix/payment", "hotfix")]
 
 
+def test_a_session_on_a_detached_head_checked_in_place_is_ok_and_drift_once_on_a_branch(
+        tmp_path: Path) -> None:
+    """A real git repo with its HEAD detached and a transcript whose lines say gitBranch "HEAD"
+    (what Claude Code 2.1.332 writes there); then `git checkout -q main`."""
+    repo = init_repo(tmp_path / "repo-a", {"payment.py": "x\n"})
+    git(repo, "checkout", "-q", "--detach")
+    cfg = _transcript_in(repo, tmp_path, "HEAD")
+    thread = replay([agents.get("claude").load(only_session("claude", cfg))])
+    assert validate(thread, repo) == ([], "ok")
+    git(repo, "checkout", "-q", "main")
+    differences, verdict = validate(thread, repo)
+    assert verdict == "drift"
+    assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", None, "main")]
+
+
 def test_resume_command_is_claude_resume_with_the_session_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("claude").resume_command(SESSION) == ["claude", "--resume", SESSION]

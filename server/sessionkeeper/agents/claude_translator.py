@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import AgentFile, canonical_uuid
-from .claude_files import best_title, claude_meta, legacy_todos, subagent_meta
+from .claude_files import best_title, checked_out, claude_meta, legacy_todos, subagent_meta
 from .claude_tools import ClaudeTools
 from .live import CONVERSATION, Chain
 from .translate import MAX_TOKENS, MESSAGE_CAP, Record, capped, one_line, text_of, token_count
@@ -126,7 +126,7 @@ class ClaudeTranslator(ClaudeTools):
             st.update(cwd=cwd, branch=branch, place=[cwd, branch])
             if branch:
                 self.emit("baseline", ts, {"repo_root": cwd, "worktree": cwd, "identity": None,
-                                           "branch": branch, "head": None,
+                                           "branch": checked_out(branch), "head": None,
                                            "data": {"unknown": ["head", "dirty", "identity"]}}, tag=tag)
 
     def _mode(self, mode: object, ts: str | None, tag: str | None) -> None:
