@@ -135,7 +135,7 @@ class AgentThreads:
         log = _redacted(log)
         replayed = replay_with_journal(log, self.journal_rollouts(file.agent, row.thread_id),
                                        agent=file.agent)
-        return _with_identity(replayed, (row.summary or {}).get("identity"))
+        return _with_identity(replayed, (row.summary or {}).get("identity"), agent=file.agent)
 
     def check_agent(self, thread_id: str, *, workspace: str,
                     requested: dict[str, Any] | None = None) -> Report:
@@ -221,16 +221,18 @@ def _redacted(log: Rollout) -> Rollout:
     return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
 
 
-def _with_identity(replayed: Replayed, identity: object) -> Replayed:
+def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Replayed:
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
     Only when the baseline names no root commit (an agent's log never does; our journal does),
     the identity was found at the same cwd and its origin is not another one than the log's
-    (Codex records the origin URL); the baseline's paths become the repository's.
+    (Codex records the origin URL); the baseline's paths become the repository's. A Claude
+    baseline without a branch (gitBranch "HEAD": a detached HEAD, or no repository at all) is
+    dropped when the index found that folder in no repository.
     """
     from .recovery.subsystems.worktree import Worktree
 
-    if not isinstance(identity, dict) or not identity.get("root_commits"):
+    if not isinstance(identity, dict):
         return replayed
     worktree = replayed.state.get(Worktree)
     state = worktree.snapshot()
@@ -240,6 +242,13 @@ def _with_identity(replayed: Replayed, identity: object) -> Replayed:
     if (baseline.get("identity") or {}).get("root_commits"):
         return replayed
     if os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
+        return replayed
+    if identity.get("outside_git") is True:
+        if agent == "claude" and baseline.get("branch") is None and baseline.get("head") is None:
+            state["baseline"] = None
+            worktree.restore(state)
+        return replayed
+    if not identity.get("root_commits"):
         return replayed
     known = baseline.get("identity") or {}
     if _other_remote(known.get("remote_url"), identity.get("remote_url")):

@@ -345,3 +345,42 @@ def test_a_change_seen_by_the_roots_watcher_during_an_import_is_imported_next(
     monkeypatch.setattr(ClaudeAgent, "read", read_then_another_write)
     assert [r.title for r in keeper.rows()] == ["first"]
     assert [r.title for r in keeper.rows()] == ["second"]
+
+
+def test_a_claude_session_outside_git_checked_in_place_is_ok(store_dir: Path,
+                                                             tmp_path: Path) -> None:
+    """Fixture: a plain folder (no repository) and a Claude transcript of a session run there,
+    its lines saying gitBranch "HEAD" (what Claude Code 2.1.332 writes outside git); then a
+    repository is made in that folder."""
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-scratch"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
+    assert (report.verdict, report.differences) == ("ok", [])
+    git(plain, "init", "-q", "-b", "main")
+    (plain / "a.py").write_text("a\n")
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "first")
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
+    assert report.verdict == "blocked"
+    assert [d.detail for d in report.differences] == ["recorded outside git"]
+
+
+def test_a_claude_session_on_a_detached_head_checked_in_place_is_ok(store_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    """Fixture: a real repository with its HEAD detached and a Claude transcript of a session
+    run there (gitBranch "HEAD")."""
+    work = init_repo(tmp_path / "work", {"a.py": "a\n"})
+    git(work, "checkout", "-q", "--detach")
+    transcript = GEN.Transcript(cwd=str(work), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-work"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(work))
+    assert (report.verdict, report.differences) == ("ok", [])

@@ -273,7 +273,8 @@ class Identities:
         self._real: dict[str, str] = {}
 
     def of(self, cwd: str) -> dict[str, Any] | None:
-        """{cwd, repo_root, worktree, root_commits, remote_url, as_of} of the repository at `cwd`."""
+        """{cwd, repo_root, worktree, root_commits, remote_url, as_of} of the repository at `cwd`
+        ({cwd, outside_git: True, as_of} when the folder exists in no repository)."""
         if cwd not in self._known:
             self._known[cwd] = _identity(cwd)
         return self._known[cwd]
@@ -295,7 +296,9 @@ def _identity(cwd: str) -> dict[str, Any] | None:
         found = capture(cwd, dirty=False)
     except GitRefused:
         return None
-    if found is None or found.identity is None or not found.identity.root_commits:
+    if found is None:  # the folder is in no repository (what a Claude "HEAD" branch may mean)
+        return {"cwd": cwd, "outside_git": True, "as_of": _now()}
+    if found.identity is None or not found.identity.root_commits:
         return None
     return {"cwd": cwd, "repo_root": found.repo_root, "worktree": found.worktree,
             "root_commits": list(found.identity.root_commits),
