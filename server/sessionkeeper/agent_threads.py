@@ -225,10 +225,10 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
     Only when the baseline names no root commit (an agent's log never does; our journal does),
-    the identity was found at the same cwd and its origin is not another one than the log's
-    (Codex records the origin URL); the baseline's paths become the repository's. A Claude
-    baseline without a branch (gitBranch "HEAD": a detached HEAD, or no repository at all) is
-    dropped when the index found that folder in no repository.
+    the identity was found where the baseline was taken (not a later cwd) and its origin is
+    not another one than the log's (Codex records the origin URL); the baseline's paths become
+    the repository's. A Claude baseline without a branch (gitBranch "HEAD": a detached HEAD, or
+    no repository at all) is dropped when the index found that folder in no repository.
     """
     from .recovery.subsystems.worktree import Worktree
 
@@ -236,8 +236,12 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
         return replayed
     worktree = replayed.state.get(Worktree)
     state = worktree.snapshot()
-    baseline, cwd = state.get("baseline"), state.get("cwd")
-    if not isinstance(baseline, dict) or not cwd:
+    baseline = state.get("baseline")
+    if not isinstance(baseline, dict):
+        return replayed
+    # where the baseline was taken (Codex: where the thread was created; its cwd may be later)
+    cwd = baseline.get("worktree") or baseline.get("repo_root")
+    if not isinstance(cwd, str) or not cwd:
         return replayed
     if (baseline.get("identity") or {}).get("root_commits"):
         return replayed

@@ -384,3 +384,29 @@ def test_a_claude_session_on_a_detached_head_checked_in_place_is_ok(store_dir: P
     keeper = _keeper(store_dir, claude=tmp_path / "claude")
     report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(work))
     assert (report.verdict, report.differences) == ("ok", [])
+
+
+def test_a_codex_thread_resumed_in_another_repository_keeps_the_creation_baseline_apart(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Codex rollout created in a real repository A (its HEAD and branch in
+    session_meta.git), whose later turn_context ran in another real repository B (a resume
+    there; Codex never updates the git block)."""
+    first = init_repo(tmp_path / "a", {"a.py": "a\n"})
+    second = init_repo(tmp_path / "b", {"b.py": "b\n"}, message="another project")
+    lines = GEN.codex_lines(str(first))
+    lines[0]["payload"]["git"] = {"commit_hash": git(first, "rev-parse", "HEAD").strip(),
+                                  "branch": "main"}
+    lines.append(GEN.cx(50, "turn_context", {"cwd": str(second), "model": "gpt-5",
+                                             "approval_policy": "never",
+                                             "sandbox_policy": {"type": "danger-full-access"}}))
+    day = tmp_path / "codex" / GEN.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    keeper = _keeper(store_dir, codex=tmp_path / "codex")
+    assert [r.cwd for r in keeper.rows()] == [str(second)]
+    there = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(second))
+    assert (there.verdict, [d.kind for d in there.differences]) == ("blocked", ["other_repository"])
+    back = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(first))
+    assert back.verdict == "drift"
+    assert all(d.kind != "other_repository" for d in back.differences)
+    assert str(second) not in str(there.to_json()["differences"][0]["recorded"])
