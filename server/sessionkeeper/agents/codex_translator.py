@@ -6,6 +6,7 @@ loads it). The field-by-field mapping is in MAPPING.md beside this file.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .base import canonical_uuid
@@ -34,6 +35,7 @@ from .vocab import as_text, new_facts, patch_paths, permissions, relative_to, se
 _SKIPPED_ITEMS = frozenset({"reasoning", "web_search_call", "tool_search_call", "tool_search_output",
                             "image_generation_call", "ghost_snapshot"})
 _KNOWN_TOP = frozenset({"world_state", "inter_agent_communication_metadata"})
+_CONTEXT_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
 
 class CodexTranslator(Translator):
@@ -58,6 +60,9 @@ class CodexTranslator(Translator):
         kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
         payload = line.get("payload")
         ts = self.note_ts(line.get("timestamp"))
+        if payload is None and ("type" not in line or "timestamp" not in line):
+            self._bare(line, ts)  # written before the {timestamp, type, payload} envelope
+            return
         if not isinstance(payload, dict):
             self.unknown(kind if payload is None else f"{kind}:non-object payload")
             return
@@ -68,6 +73,19 @@ class CodexTranslator(Translator):
             self.skip(str(kind))
         else:
             self.unknown(str(kind))
+
+    def _bare(self, line: dict[str, Any], ts: str | None) -> None:
+        """A line of the bare era (Codex before ~Sept 2025): the header is the SessionMeta itself
+        (no cwd: the first <environment_context> gives it), items are bare ResponseItems, and
+        `{"record_type": "state"}` marks saved state."""
+        if "type" in line:
+            self._response_item(line, ts)
+        elif "record_type" in line:
+            self.skip("bare:record_type")
+        elif "id" in line:
+            self._session_meta(line, ts)
+        else:
+            self.unknown("(no type)")
 
     # -- line types ----------------------------------------------------------------------------
     def _session_meta(self, p: dict[str, Any], ts: str | None) -> None:
@@ -141,6 +159,9 @@ class CodexTranslator(Translator):
             return
         if role == "user":
             if harness(p, text):
+                if self.state["cwd"] is None and (found := _CONTEXT_CWD.search(text)):
+                    self.state["cwd"] = found.group(1).strip()  # a header without cwd (bare era)
+                    set_fact(self.state, "cwd", "codex <environment_context> of a user message", ts)
                 self.skip("response_item:message:harness")
                 return
             self._prompt(text)
