@@ -410,3 +410,27 @@ def test_a_codex_thread_resumed_in_another_repository_keeps_the_creation_baselin
     assert back.verdict == "drift"
     assert all(d.kind != "other_repository" for d in back.differences)
     assert str(second) not in str(there.to_json()["differences"][0]["recorded"])
+
+
+def test_a_repository_made_in_a_session_s_folder_is_remembered_once_the_session_goes_on(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Claude transcript of a session in a plain folder (gitBranch "HEAD"), listed;
+    then `git init` and a commit there, and the session goes on (a title appended)."""
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-scratch"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["identity"]["outside_git"] is True
+    git(plain, "init", "-q", "-b", "main")
+    (plain / "a.py").write_text("a\n")
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "first")
+    _append_title(tmp_path / "claude", "went on")
+    keeper.import_agents(force=True)
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["identity"]["root_commits"] == [
+        git(plain, "rev-parse", "HEAD").strip()]

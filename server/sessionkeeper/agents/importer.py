@@ -258,7 +258,8 @@ def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, An
                      "total": len(items)}
             break
     cwd = read.summary.cwd or None
-    identity = before.identity if before.identity and before.identity.get("cwd") == cwd else None
+    identity = before.identity if before.identity and before.identity.get("cwd") == cwd \
+        and not before.identity.get("outside_git") else None  # a repository may be made there
     if identity is None and cwd:
         identity = identities.of(cwd)
     return {"todos": todos, "identity": identity}
