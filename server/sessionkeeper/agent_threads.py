@@ -41,6 +41,7 @@ class AgentThreads:
     agent_sources: AgentSources | None
     watching_agents: bool = False
     _agents_at: float | None = None  # monotonic time of the last import (None: never, or changed)
+    _agents_changes: int = 0  # how many times agents_changed() was called (by a watcher thread)
 
     @property
     def store(self) -> Store:  # provided by Keeper
@@ -58,6 +59,7 @@ class AgentThreads:
     def agents_changed(self) -> None:
         """The agents' roots changed (a watcher saw it): the next listing imports again."""
         self._agents_at = None
+        self._agents_changes += 1
 
     def import_agents(self, progress: Progress | None = None, *,
                       force: bool = False) -> ImportCounts | None:
@@ -74,12 +76,14 @@ class AgentThreads:
 
         sources = self.agent_sources
         stamps = self.__dict__.setdefault("_agent_stamps", Stamps())
+        changes = self._agents_changes
         try:
             counts = self.store.with_index(lambda index: import_agents(
                 index, sources, progress=progress, stamps=stamps))
         except IndexBusy:
             return None  # another process writes the index: the next listing goes on
-        self._agents_at = time.monotonic()
+        # a change reported while this import ran may have come after its file was read
+        self._agents_at = time.monotonic() if self._agents_changes == changes else None
         return counts
 
     def agent_filter(self) -> tuple[str, ...]:
@@ -131,7 +135,7 @@ class AgentThreads:
         log = _redacted(log)
         replayed = replay_with_journal(log, self.journal_rollouts(file.agent, row.thread_id),
                                        agent=file.agent)
-        return _with_identity(replayed, (row.summary or {}).get("identity"))
+        return _with_identity(replayed, (row.summary or {}).get("identity"), agent=file.agent)
 
     def check_agent(self, thread_id: str, *, workspace: str,
                     requested: dict[str, Any] | None = None) -> Report:
@@ -217,26 +221,42 @@ def _redacted(log: Rollout) -> Rollout:
     return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
 
 
-def _with_identity(replayed: Replayed, identity: object) -> Replayed:
+def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Replayed:
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
-    Only when the baseline names no root commit (an agent's log never does; our journal does)
-    and the identity was found at the same cwd; the baseline's paths become the repository's.
+    Only when the baseline names no root commit (an agent's log never does; our journal does),
+    the identity was found where the baseline was taken (not a later cwd) and its origin is
+    not another one than the log's (Codex records the origin URL); the baseline's paths become
+    the repository's. A Claude baseline without a branch (gitBranch "HEAD": a detached HEAD, or
+    no repository at all) is dropped when the index found that folder in no repository.
     """
     from .recovery.subsystems.worktree import Worktree
 
-    if not isinstance(identity, dict) or not identity.get("root_commits"):
+    if not isinstance(identity, dict):
         return replayed
     worktree = replayed.state.get(Worktree)
     state = worktree.snapshot()
-    baseline, cwd = state.get("baseline"), state.get("cwd")
-    if not isinstance(baseline, dict) or not cwd:
+    baseline = state.get("baseline")
+    if not isinstance(baseline, dict):
+        return replayed
+    # where the baseline was taken (Codex: where the thread was created; its cwd may be later)
+    cwd = baseline.get("worktree") or baseline.get("repo_root")
+    if not isinstance(cwd, str) or not cwd:
         return replayed
     if (baseline.get("identity") or {}).get("root_commits"):
         return replayed
     if os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
         return replayed
+    if identity.get("outside_git") is True:
+        if agent == "claude" and baseline.get("branch") is None and baseline.get("head") is None:
+            state["baseline"] = None
+            worktree.restore(state)
+        return replayed
+    if not identity.get("root_commits"):
+        return replayed
     known = baseline.get("identity") or {}
+    if _other_remote(known.get("remote_url"), identity.get("remote_url")):
+        return replayed  # the folder held another repository when it was imported: the log's word
     baseline["identity"] = {"root_commits": list(identity["root_commits"]),
                             "remote_url": known.get("remote_url") or identity.get("remote_url")}
     for key in ("repo_root", "worktree"):
@@ -250,3 +270,14 @@ def _with_identity(replayed: Replayed, identity: object) -> Replayed:
     data["facts"] = facts
     replayed.meta = {**replayed.meta, "data": data}
     return replayed
+
+
+def _other_remote(recorded: object, found: object) -> bool:
+    """True when the log's origin URL and the one found at import time name different remotes."""
+    if not isinstance(recorded, str) or not isinstance(found, str) or not recorded or not found:
+        return False
+    from .events import RepoIdentity
+    from .recovery.baseline import same_repository
+
+    return same_repository(RepoIdentity(root_commits=[], remote_url=recorded),
+                           RepoIdentity(root_commits=[], remote_url=found)) is False

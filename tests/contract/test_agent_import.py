@@ -10,9 +10,10 @@ import pytest
 
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
-from sessionkeeper.errors import InvalidId
+from sessionkeeper.errors import AgentLogUnreadable, InvalidId
 from sessionkeeper.redact import redact_text
 from sessionkeeper.store.index import ListQuery
+from tests.conftest import git, init_repo
 from tests.unit._agents import AGENT_FIXTURES, codex_home, generator, tree_digest
 
 GEN = generator()
@@ -165,3 +166,271 @@ def test_a_root_whose_path_looks_like_a_credential_is_still_read_on_from_its_che
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read) == (1, 0)
     assert [r.title for r in Keeper(store_dir).store.list_threads(ListQuery())] == ["renamed"]
+
+
+def test_a_claude_transcript_is_read_on_from_its_checkpoint_when_codex_is_imported_too(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: the Claude and Codex `intact` homes copied, both imported (the default: every
+    agent); a title line appended to the Claude transcript between listings."""
+    claude = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    codex = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "codex"))
+    keeper = _keeper(store_dir, claude=claude, codex=codex)
+    assert {r.agent for r in keeper.rows()} == {"claude", "codex"}
+    _append_title(claude, "renamed")
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and (counts.appended, counts.read, counts.unchanged) == (1, 0, 1)
+    assert "renamed" in {r.title for r in Keeper(store_dir).store.list_threads(ListQuery())}
+
+
+def test_a_transcript_whose_row_cannot_be_stored_never_hides_the_others(store_dir: Path,
+                                                                       tmp_path: Path) -> None:
+    """Fixture: the Claude `intact` home copied, plus a crafted transcript of another session
+    whose token counts add up beyond 64 bits (two u64-max counts in one usage)."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    other = "6c2e3f40-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    t = GEN.Transcript(session=other)
+    big = 2**64 - 1
+    crafted = t.assistant(2, 2, 1, "msg_big", GEN.text("ok"))
+    crafted["message"]["usage"].update(input_tokens=big, cache_read_input_tokens=big)
+    [project] = list(home.glob("projects/*"))
+    (project / f"{other}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
+    keeper = _keeper(store_dir, claude=home)
+    assert GEN.CLAUDE_SESSION in {r.thread_id for r in keeper.rows()}
+
+
+def test_a_codex_header_with_fields_of_the_wrong_type_is_listed_and_checked(store_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """Fixture: the Codex `intact` home copied, plus a crafted rollout of another thread whose
+    session_meta has a number for cwd, an object for git.branch and a list for git.commit_hash."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "codex"))
+    other = "019a7c00-2222-7333-8444-555566667777"
+    lines = GEN.codex_lines()
+    lines[0]["payload"].update(id=other, session_id=other, cwd=5,
+                               git={"branch": {"name": "main"}, "commit_hash": ["1" * 40]})
+    day = next(home.glob("sessions/*/*/*"))
+    (day / f"rollout-2026-11-28T10-00-00-{other}.jsonl").write_bytes(GEN.dump(lines[:1]))
+    keeper = _keeper(store_dir, codex=home)
+    rows = {r.thread_id: r for r in keeper.rows()}
+    assert set(rows) == {GEN.CODEX_THREAD, other}
+    assert (rows[other].cwd, rows[other].branch) == (None, None)
+    report = keeper.check_resume(other, workspace=str(tmp_path))
+    assert report.verdict == "blocked"  # a typed verdict (tmp_path is in no repository)
+
+
+def test_token_counts_beyond_any_model_call_are_no_count_and_the_session_is_listed(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a crafted Claude transcript whose usage holds two u64-max counts and a negative
+    one, and a crafted Codex rollout whose token_count says u64-max twice."""
+    big = 2**64 - 1
+    session = "6c2e3f40-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    t = GEN.Transcript(session=session)
+    crafted = t.assistant(2, 2, 1, "msg_big", GEN.text("ok"))
+    crafted["message"]["usage"].update(input_tokens=big, cache_read_input_tokens=big,
+                                       output_tokens=-7, cache_creation_input_tokens=5)
+    claude = tmp_path / "claude" / "projects" / "-work-repo-a"
+    claude.mkdir(parents=True)
+    (claude / f"{session}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
+    lines = GEN.codex_lines()[:1]
+    usage = {"input_tokens": big, "output_tokens": big}
+    lines += [GEN.cx(3 + i, "event_msg", {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": big, "output_tokens": i},
+        "last_token_usage": usage}}) for i in range(2)]
+    codex = tmp_path / "codex" / GEN.CODEX_DAY
+    codex.mkdir(parents=True)
+    (codex / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude", codex=tmp_path / "codex")
+    assert {r.thread_id for r in keeper.rows()} == {session, GEN.CODEX_THREAD}
+    for thread in (session, GEN.CODEX_THREAD):
+        report = keeper.check_resume(thread, workspace=str(tmp_path))
+        orjson.dumps(report.to_json())  # every number in the report fits in 64 bits
+    claude_cost = keeper.check_resume(session, workspace=str(tmp_path)).to_json()
+    assert "18446744073709551615" not in orjson.dumps(claude_cost).decode()
+
+
+def test_a_codex_thread_whose_folder_now_holds_another_repository_is_blocked(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Codex rollout created in a real repository (origin A, its HEAD and branch in
+    session_meta.git); the folder then replaced by another repository (origin B) on the same
+    branch before Session Keeper first imported it."""
+    work = tmp_path / "proj"
+    init_repo(work, {"a.py": "a = 1\n"})
+    git(work, "remote", "add", "origin", "https://example.invalid/org/a.git")
+    head = git(work, "rev-parse", "HEAD").strip()
+    lines = GEN.codex_lines(str(work))
+    lines[0]["payload"]["git"] = {"commit_hash": head, "branch": "main",
+                                  "repository_url": "https://example.invalid/org/a.git"}
+    day = tmp_path / "codex" / GEN.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    shutil.rmtree(work)
+    init_repo(work, {"b.py": "b = 2\n"}, message="another project")
+    git(work, "remote", "add", "origin", "https://example.invalid/org/b.git")
+    keeper = _keeper(store_dir, codex=tmp_path / "codex")
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
+    report = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(work))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["other_repository"]
+
+
+def test_checking_a_thread_whose_zstd_rollout_got_damaged_is_a_typed_error(store_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """Fixture: the Codex `zst` home copied and listed; its `.jsonl.zst` then overwritten with
+    bytes zstd cannot decode (a plain text line)."""
+    home = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "zst", tmp_path / "codex"))
+    keeper = _keeper(store_dir, codex=home)
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
+    [rollout] = list(home.rglob("*.jsonl.zst"))
+    rollout.write_bytes(b"not zstd\n")
+    with pytest.raises(AgentLogUnreadable, match="not a readable zstd stream"):
+        keeper.check_resume(GEN.CODEX_THREAD, workspace=str(tmp_path))
+    counts = keeper.import_agents(force=True)
+    assert counts is not None and counts.unreadable == 1
+
+
+def test_a_file_another_process_imported_meanwhile_keeps_its_row_s_todo_list(
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: the Claude `intact` home copied (a TodoWrite list, 1 of 3 done) and listed; a
+    title appended; a second process (a real child Python) imports it right after this one's
+    stat pass planned to read it, so this one finds the file as that process left it."""
+    import subprocess
+    import sys
+
+    from sessionkeeper.agents.claude import ClaudeAgent
+
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+    _append_title(home, "renamed")
+    other = ("from sessionkeeper.api import Keeper\n"
+             "from sessionkeeper.agents.importer import AgentSources\n"
+             f"Keeper({str(store_dir)!r}, agents=AgentSources(agents=('claude',), "
+             f"roots={{'claude': ({str(home)!r},)}})).import_agents(force=True)\n")
+    planned = ClaudeAgent.changes
+
+    def changes_then_the_other_process(self: ClaudeAgent, *args: object, **kwargs: object) -> object:
+        found = planned(self, *args, **kwargs)  # type: ignore[arg-type]
+        subprocess.run([sys.executable, "-c", other], check=True)
+        return found
+
+    monkeypatch.setattr(ClaudeAgent, "changes", changes_then_the_other_process)
+    keeper.import_agents(force=True)
+    [row] = Keeper(store_dir).store.list_threads(ListQuery())
+    assert row.title == "renamed"
+    assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
+
+
+def test_a_change_seen_by_the_roots_watcher_during_an_import_is_imported_next(
+        store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: the Claude `intact` home copied, listed by a Keeper whose roots are watched (as
+    the editor's watcher makes it); a title appended, and while the next import runs (after it
+    read the file) another title is appended and the watcher reports it."""
+    from sessionkeeper.agents.claude import ClaudeAgent
+
+    home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
+    keeper = _keeper(store_dir, claude=home)
+    keeper.watching_agents = True
+    keeper.rows()
+    _append_title(home, "first")
+    keeper.agents_changed()
+    reads = ClaudeAgent.read
+
+    def read_then_another_write(self: ClaudeAgent, *args: object, **kwargs: object) -> object:
+        found = reads(self, *args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(ClaudeAgent, "read", reads)
+        _append_title(home, "second")
+        keeper.agents_changed()  # the watcher thread saw the write
+        return found
+
+    monkeypatch.setattr(ClaudeAgent, "read", read_then_another_write)
+    assert [r.title for r in keeper.rows()] == ["first"]
+    assert [r.title for r in keeper.rows()] == ["second"]
+
+
+def test_a_claude_session_outside_git_checked_in_place_is_ok(store_dir: Path,
+                                                             tmp_path: Path) -> None:
+    """Fixture: a plain folder (no repository) and a Claude transcript of a session run there,
+    its lines saying gitBranch "HEAD" (what Claude Code 2.1.332 writes outside git); then a
+    repository is made in that folder."""
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-scratch"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
+    assert (report.verdict, report.differences) == ("ok", [])
+    git(plain, "init", "-q", "-b", "main")
+    (plain / "a.py").write_text("a\n")
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "first")
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
+    assert report.verdict == "blocked"
+    assert [d.detail for d in report.differences] == ["recorded outside git"]
+
+
+def test_a_claude_session_on_a_detached_head_checked_in_place_is_ok(store_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    """Fixture: a real repository with its HEAD detached and a Claude transcript of a session
+    run there (gitBranch "HEAD")."""
+    work = init_repo(tmp_path / "work", {"a.py": "a\n"})
+    git(work, "checkout", "-q", "--detach")
+    transcript = GEN.Transcript(cwd=str(work), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-work"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(work))
+    assert (report.verdict, report.differences) == ("ok", [])
+
+
+def test_a_codex_thread_resumed_in_another_repository_keeps_the_creation_baseline_apart(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Codex rollout created in a real repository A (its HEAD and branch in
+    session_meta.git), whose later turn_context ran in another real repository B (a resume
+    there; Codex never updates the git block)."""
+    first = init_repo(tmp_path / "a", {"a.py": "a\n"})
+    second = init_repo(tmp_path / "b", {"b.py": "b\n"}, message="another project")
+    lines = GEN.codex_lines(str(first))
+    lines[0]["payload"]["git"] = {"commit_hash": git(first, "rev-parse", "HEAD").strip(),
+                                  "branch": "main"}
+    lines.append(GEN.cx(50, "turn_context", {"cwd": str(second), "model": "gpt-5",
+                                             "approval_policy": "never",
+                                             "sandbox_policy": {"type": "danger-full-access"}}))
+    day = tmp_path / "codex" / GEN.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
+    keeper = _keeper(store_dir, codex=tmp_path / "codex")
+    assert [r.cwd for r in keeper.rows()] == [str(second)]
+    there = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(second))
+    assert (there.verdict, [d.kind for d in there.differences]) == ("blocked", ["other_repository"])
+    back = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(first))
+    assert back.verdict == "drift"
+    assert all(d.kind != "other_repository" for d in back.differences)
+    assert str(second) not in str(there.to_json()["differences"][0]["recorded"])
+
+
+def test_a_repository_made_in_a_session_s_folder_is_remembered_once_the_session_goes_on(
+        store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a Claude transcript of a session in a plain folder (gitBranch "HEAD"), listed;
+    then `git init` and a commit there, and the session goes on (a title appended)."""
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
+    project = tmp_path / "claude" / "projects" / "-scratch"
+    project.mkdir(parents=True)
+    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    keeper = _keeper(store_dir, claude=tmp_path / "claude")
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["identity"]["outside_git"] is True
+    git(plain, "init", "-q", "-b", "main")
+    (plain / "a.py").write_text("a\n")
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "first")
+    _append_title(tmp_path / "claude", "went on")
+    keeper.import_agents(force=True)
+    [row] = keeper.rows()
+    assert row.summary is not None and row.summary["identity"]["root_commits"] == [
+        git(plain, "rev-parse", "HEAD").strip()]

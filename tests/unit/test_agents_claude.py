@@ -205,6 +205,21 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path)
     assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", "fix/payment", "hotfix")]
 
 
+def test_a_session_on_a_detached_head_checked_in_place_is_ok_and_drift_once_on_a_branch(
+        tmp_path: Path) -> None:
+    """A real git repo with its HEAD detached and a transcript whose lines say gitBranch "HEAD"
+    (what Claude Code 2.1.332 writes there); then `git checkout -q main`."""
+    repo = init_repo(tmp_path / "repo-a", {"payment.py": "x\n"})
+    git(repo, "checkout", "-q", "--detach")
+    cfg = _transcript_in(repo, tmp_path, "HEAD")
+    thread = replay([agents.get("claude").load(only_session("claude", cfg))])
+    assert validate(thread, repo) == ([], "ok")
+    git(repo, "checkout", "-q", "main")
+    differences, verdict = validate(thread, repo)
+    assert verdict == "drift"
+    assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", None, "main")]
+
+
 def test_resume_command_is_claude_resume_with_the_session_id() -> None:
     """No fixture: the agent's own resume command."""
     assert agents.get("claude").resume_command(SESSION) == ["claude", "--resume", SESSION]
@@ -238,3 +253,23 @@ def test_replay_restores_todos_doubt_cost_model_permissions_and_branch(scenario:
     assert s["model"]["name"] == "claude-sonnet-5"
     assert s["permissions"]["approval_mode"] == "acceptEdits"
     assert s["worktree"]["baseline"]["branch"] == branch
+
+
+def test_symlink_loops_beside_transcripts_never_hide_them(tmp_path: Path) -> None:
+    """fixtures/agents/claude/subagent copied, with 40 self-referencing symlinks named like
+    transcripts in its project folder and in the sub-agents folder (scandir lists them in any
+    order, some before the real files)."""
+    import os
+    import shutil
+
+    home = Path(shutil.copytree(root("claude", "subagent"), tmp_path / "claude"))
+    [project] = list(home.glob("projects/*"))
+    [subagents] = list(project.glob("*/subagents"))
+    for folder, prefix in ((project, ""), (subagents, "agent-")):
+        for n in range(40):
+            os.symlink(f"{prefix}loop{n}.jsonl", folder / f"{prefix}loop{n}.jsonl")
+    found = [(f.kind, f.path.name) for f in agents.get("claude").discover([home])]
+    assert sorted(found) == [("session", f"{SESSION}.jsonl"),
+                             ("subagent", "agent-a1b2c3d4e5f6.jsonl")]
+    listed = agents.get("claude").changes([home], checkpoints={})
+    assert sorted(f.path.name for f in listed.changed) == sorted(name for _, name in found)

@@ -188,6 +188,42 @@ def test_resume_check_on_another_branch_is_drift_with_the_branch(tmp_path: Path)
     assert [(d.kind, d.recorded, d.current) for d in differences] == [("branch", "fix/payment", "other")]
 
 
+def test_a_rollout_of_the_bare_era_is_a_thread_with_its_cwd_title_ledger_and_git(
+        tmp_path: Path) -> None:
+    """A rollout as Codex wrote them before ~Sept 2025 (no {timestamp, type, payload} envelope):
+    the SessionMeta itself as line 1 (id, timestamp, instructions, git; no cwd), a
+    `{"record_type":"state"}` line, bare ResponseItems (the <environment_context> message giving
+    the cwd, a prompt, a shell call and its output, a reply), in a real git repo."""
+    repo = init_repo(tmp_path / "repo-a", {"payment.py": "x = 1\n"})
+    head = git(repo, "rev-parse", "HEAD").strip()
+    context = f"<environment_context>\n  <cwd>{repo}</cwd>\n</environment_context>"
+    lines = [
+        {"id": THREAD, "timestamp": "2025-08-20T09:30:00.000Z", "instructions": None,
+         "git": {"commit_hash": head, "branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "id": None, "role": "user",
+         "content": [{"type": "input_text", "text": context}]},
+        {"type": "message", "id": None, "role": "user",
+         "content": [{"type": "input_text", "text": "Fix the rounding"}]},
+        {"type": "function_call", "id": "fc_1", "name": "shell", "call_id": "call_1",
+         "arguments": json.dumps({"command": ["pytest", "-q"]})},
+        {"type": "function_call_output", "call_id": "call_1", "output": "7 passed"},
+        {"record_type": "state"},
+        {"type": "message", "id": "msg_1", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Done."}]},
+    ]
+    path = tmp_path / f"codexhome/sessions/2025/08/20/rollout-2025-08-20T09-30-00-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    found = agents.get("codex").read(next(iter(files("codex", tmp_path / "codexhome"))))
+    s = found.summary
+    assert (s.status, s.thread_id, s.cwd, s.title, s.branch, s.head) == (
+        "ok", THREAD, str(repo), "Fix the rounding", "main", head)
+    assert (s.messages, s.operations, s.in_doubt, s.unrecognized) == (2, 1, 0, 0)
+    thread = replay([found.rollout()])
+    assert validate(thread, repo) == ([], "ok")
+
+
 def test_a_fork_names_its_parent_thread_and_inherited_headers_are_skipped(tmp_path: Path) -> None:
     """A generated fork: forked_from_id, then the parent's header replayed inside the fork's file."""
     gen = generator()

@@ -403,3 +403,18 @@ def test_iter_lines_matches_a_plain_split_whatever_the_chunks(data: bytes, cuts:
     if last:
         expected.append((offset, last if len(last) <= max_line else None, len(last), False))
     assert got == expected
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_or_a_device_named_like_a_rollout_is_unreadable_and_never_blocks(
+        tmp_path: Path) -> None:
+    """fixtures/agents/codex/intact copied, plus a FIFO and a symlink to /dev/zero named like
+    rollouts in its day folder (the open of one would wait for a writer, the other never ends)."""
+    home = copy_root("codex", "intact", tmp_path)
+    day = next(home.glob("sessions/*/*/*"))
+    os.mkfifo(day / "rollout-2026-11-28T10-00-00-019a7c00-0000-7000-8000-000000000001.jsonl")
+    os.symlink("/dev/zero", day / "rollout-2026-11-28T10-00-01-019a7c00-0000-7000-8000-000000000002.jsonl")
+    results = [result for _, result in agents.get("codex").scan([home])]
+    assert sorted(type(r).__name__ for r in results) == ["AgentLogUnreadable", "AgentLogUnreadable",
+                                                         "Read"]
+    assert all("not a regular file" in str(r) for r in results if isinstance(r, AgentLogUnreadable))

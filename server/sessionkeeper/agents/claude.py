@@ -101,14 +101,19 @@ def _names(folder: str, *, stat: bool = False) -> tuple[list[Listed], list[Liste
         with os.scandir(fd) as it:
             for entry in it:
                 name = entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.append((name, f"{folder}/{name}", None))
-                elif entry.is_file():
-                    try:
-                        st = entry.stat() if stat else None
-                    except OSError:  # gone since the listing
-                        st = None
-                    files.append((name, f"{folder}/{name}", st))
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        dirs.append((name, f"{folder}/{name}", None))
+                        continue
+                    if not entry.is_file():
+                        continue
+                except OSError:  # a symlink loop, a target we may not stat: no file of ours
+                    continue
+                try:
+                    st = entry.stat() if stat else None
+                except OSError:  # gone since the listing
+                    st = None
+                files.append((name, f"{folder}/{name}", st))
     except OSError:
         pass
     finally:

@@ -36,8 +36,8 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
     if thread is None:
         return None
     cwd, branch = st["cwd"] or "", st["branch"]
-    baseline = ({"repo_root": cwd, "worktree": cwd, "identity": None, "branch": branch, "head": None}
-                if branch else None)
+    baseline = ({"repo_root": cwd, "worktree": cwd, "identity": None, "branch": checked_out(branch),
+                 "head": None} if branch else None)
     perms = tr.permissions()
     unknown = ["head", "dirty", "identity", *unknown_permissions(perms)]
     if baseline is None:
@@ -62,6 +62,12 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
                  "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
                  "unmappable": dict(st["unmappable"])},
     }
+
+
+def checked_out(branch: str) -> str | None:
+    """The branch of a baseline from a line's gitBranch: None for "HEAD" (a detached HEAD, as
+    Claude Code writes it; git names no branch so)."""
+    return None if branch == "HEAD" else branch
 
 
 def best_title(st: dict[str, Any]) -> str | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from .base import AgentFile, canonical_uuid
-from .claude_files import best_title, claude_meta, legacy_todos, subagent_meta
+from .claude_files import best_title, checked_out, claude_meta, legacy_todos, subagent_meta
 from .claude_tools import ClaudeTools
 from .live import CONVERSATION, Chain
-from .translate import MESSAGE_CAP, Record, capped, one_line, text_of
+from .translate import MAX_TOKENS, MESSAGE_CAP, Record, capped, one_line, text_of, token_count
 from .vocab import permissions, set_fact
 
 _SKIPPED = frozenset({
@@ -21,6 +21,7 @@ _SKIPPED = frozenset({
     "last-prompt", "mode", "atis-latch", "file-history-snapshot", "progress", "agent-name",
     "pr-link", "worktree-state", "frame-link", "continued-in", "relocated", "started", "result"})
 _SYNTHETIC = "<synthetic>"
+_TOKEN_BITS = MAX_TOKENS.bit_length()
 
 
 class ClaudeTranslator(ClaudeTools):
@@ -125,7 +126,7 @@ class ClaudeTranslator(ClaudeTools):
             st.update(cwd=cwd, branch=branch, place=[cwd, branch])
             if branch:
                 self.emit("baseline", ts, {"repo_root": cwd, "worktree": cwd, "identity": None,
-                                           "branch": branch, "head": None,
+                                           "branch": checked_out(branch), "head": None,
                                            "data": {"unknown": ["head", "dirty", "identity"]}}, tag=tag)
 
     def _mode(self, mode: object, ts: str | None, tag: str | None) -> None:
@@ -224,9 +225,10 @@ class ClaudeTranslator(ClaudeTools):
         created = usage.get("cache_creation_input_tokens", 0)
         read = usage.get("cache_read_input_tokens", 0)
         tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-        if not (created.__class__ is read.__class__ is tokens_in.__class__ is tokens_out.__class__ is int):
-            created, read, tokens_in, tokens_out = (_int(created), _int(read), _int(tokens_in),
-                                                    _int(tokens_out))
+        if not (created.__class__ is read.__class__ is tokens_in.__class__ is tokens_out.__class__ is int) \
+                or (created | read | tokens_in | tokens_out) >> _TOKEN_BITS:  # too big, or < 0
+            created, read, tokens_in, tokens_out = (token_count(created), token_count(read),
+                                                    token_count(tokens_in), token_count(tokens_out))
         usd = line.get("costUSD")  # only in old transcripts
         model = message.get("model")
         self.emit("cost", ts, {
@@ -296,7 +298,3 @@ class ClaudeTranslator(ClaudeTools):
                 "cwd": st["cwd"] or "", "branch": st["branch"], "head": None, "model": st["model"],
                 "title": self.redacted(best_title(st)), "client_version": st["version"],
                 "parent_thread_id": thread if self.file.kind == "subagent" else None}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..events import SCHEMA_VERSION
-from .translate import Record, text_of
+from .translate import Record, text_of, token_count
 from .vocab import as_text, redact_url, unknown_permissions
 
 if TYPE_CHECKING:
@@ -102,6 +102,18 @@ def loads(raw: str) -> Any:
         return None
 
 
+def str_field(value: object) -> str | None:
+    """A header field that must be a string: itself when a non-empty one, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def git_block(raw: object) -> dict[str, str] | None:
+    """`session_meta.git` with only its string fields (a crafted value of another type is left out)."""
+    if not isinstance(raw, dict):
+        return None
+    return {k: v for k in ("commit_hash", "branch", "repository_url") if (v := str_field(raw.get(k)))}
+
+
 def as_int(value: object) -> int:
-    """A token count: the int itself, or 0 for anything else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A token count: the int itself when a credible one (`token_count`), else 0."""
+    return token_count(value)

@@ -6,10 +6,21 @@ loads it). The field-by-field mapping is in MAPPING.md beside this file.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .base import canonical_uuid
-from .codex_meta import as_int, change_kind, codex_meta, failed, harness, loads, sandbox_name
+from .codex_meta import (
+    as_int,
+    change_kind,
+    codex_meta,
+    failed,
+    git_block,
+    harness,
+    loads,
+    sandbox_name,
+    str_field,
+)
 from .translate import (
     Record,
     Translator,
@@ -24,6 +35,7 @@ from .vocab import as_text, new_facts, patch_paths, permissions, relative_to, se
 _SKIPPED_ITEMS = frozenset({"reasoning", "web_search_call", "tool_search_call", "tool_search_output",
                             "image_generation_call", "ghost_snapshot"})
 _KNOWN_TOP = frozenset({"world_state", "inter_agent_communication_metadata"})
+_CONTEXT_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
 
 class CodexTranslator(Translator):
@@ -48,6 +60,9 @@ class CodexTranslator(Translator):
         kind = raw_kind if isinstance(raw_kind, str) else "(no type)"
         payload = line.get("payload")
         ts = self.note_ts(line.get("timestamp"))
+        if payload is None and ("type" not in line or "timestamp" not in line):
+            self._bare(line, ts)  # written before the {timestamp, type, payload} envelope
+            return
         if not isinstance(payload, dict):
             self.unknown(kind if payload is None else f"{kind}:non-object payload")
             return
@@ -59,6 +74,19 @@ class CodexTranslator(Translator):
         else:
             self.unknown(str(kind))
 
+    def _bare(self, line: dict[str, Any], ts: str | None) -> None:
+        """A line of the bare era (Codex before ~Sept 2025): the header is the SessionMeta itself
+        (no cwd: the first <environment_context> gives it), items are bare ResponseItems, and
+        `{"record_type": "state"}` marks saved state."""
+        if "type" in line:
+            self._response_item(line, ts)
+        elif "record_type" in line:
+            self.skip("bare:record_type")
+        elif "id" in line:
+            self._session_meta(line, ts)
+        else:
+            self.unknown("(no type)")
+
     # -- line types ----------------------------------------------------------------------------
     def _session_meta(self, p: dict[str, Any], ts: str | None) -> None:
         st = self.state
@@ -67,9 +95,10 @@ class CodexTranslator(Translator):
             self.skip("session_meta:no id")
             return
         if st["thread_id"] is None:
-            st.update(thread_id=tid, meta_ts=p.get("timestamp") or ts, meta_cwd=p.get("cwd"),
-                      cwd=st["cwd"] or p.get("cwd"), git=p.get("git") if isinstance(p.get("git"), dict)
-                      else None, client=p.get("cli_version"),
+            cwd = str_field(p.get("cwd"))
+            st.update(thread_id=tid, meta_ts=str_field(p.get("timestamp")) or ts, meta_cwd=cwd,
+                      cwd=st["cwd"] or cwd, git=git_block(p.get("git")),
+                      client=str_field(p.get("cli_version")),
                       forked_from=canonical_uuid(p.get("forked_from_id")))
             st["ids"] = {"id": tid, "session_id": canonical_uuid(p.get("session_id")) or tid}
             st["origin"] = {k: p[k] for k in ("originator", "source", "thread_source",
@@ -78,7 +107,7 @@ class CodexTranslator(Translator):
             set_fact(st, "git", "codex session_meta.git (creation time only)", st["meta_ts"])
             set_fact(st, "cwd", "codex session_meta.cwd", st["meta_ts"])
         elif tid == st["thread_id"]:  # written again by a newer CLI that resumed the thread
-            st["client"] = p.get("cli_version") or st["client"]
+            st["client"] = str_field(p.get("cli_version")) or st["client"]
         else:
             st["inherited_meta"] += 1  # a fork replays its parent's history, header included
             self.skip("session_meta:inherited")
@@ -130,6 +159,9 @@ class CodexTranslator(Translator):
             return
         if role == "user":
             if harness(p, text):
+                if self.state["cwd"] is None and (found := _CONTEXT_CWD.search(text)):
+                    self.state["cwd"] = found.group(1).strip()  # a header without cwd (bare era)
+                    set_fact(self.state, "cwd", "codex <environment_context> of a user message", ts)
                 self.skip("response_item:message:harness")
                 return
             self._prompt(text)

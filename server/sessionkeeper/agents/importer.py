@@ -111,7 +111,7 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
     """Bring the index up to date with the agents' files (see the module docstring)."""
     counts = ImportCounts()
     stamps = stamps if stamps is not None else Stamps()
-    plans: list[tuple[str, list[AgentFile], list[str]]] = []
+    plans: list[tuple[str, list[AgentFile], list[str], dict[str, FileCheckpoint]]] = []
     for name in sources.enabled():
         roots = sources.roots_of(name)
         known = stamps.of(index, name)
@@ -120,13 +120,13 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
         gone = changes.gone + [p for p, f in known.items() if f.root not in here]
         counts.files += len(changes.changed) + len(changes.unchanged)
         counts.unchanged += len(changes.unchanged)
-        plans.append((name, changes.changed, gone))
-    total = sum(len(changed) for _, changed, _ in plans)
+        plans.append((name, changes.changed, gone, known))
+    total = sum(len(changed) for _, changed, _, _ in plans)
     done = 0
     if progress is not None and total:
         progress(0, total)
     identities = Identities()
-    for name, changed, gone in plans:
+    for name, changed, gone, known in plans:
         for start in range(0, len(changed), BATCH):
             batch = changed[start:start + BATCH]
             files, rows = [], []
@@ -166,6 +166,7 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
             if before.checkpoint is None:
                 raise
             read = reader.read(file)
+        imported = _imported(agent, file, read, before, identities)
     except AgentLogUnreadable:
         counts.unreadable += 1
         return None
@@ -186,6 +187,12 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
         counts.appended += 1
     else:
         counts.read += 1
+    return imported
+
+
+def _imported(agent: str, file: AgentFile, read: Read, before: _Stored,
+              identities: Identities) -> tuple[FileCheckpoint, list[SessionRow]]:
+    """The FileCheckpoint and row of one file as read (redacted)."""
     extras = _extras(read, before, identities)
     row = session_row(read, identity=extras["identity"], todos=extras["todos"],
                       realpath=identities.realpath)
@@ -242,7 +249,7 @@ def _placeless(cp: Checkpoint) -> dict[str, Any]:
 
 def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, Any]:
     """The todos and repository identity a row shows, carried over from the last read."""
-    todos = before.todos if read.mode == "appended" else None
+    todos = before.todos if read.mode != "full" else None  # unchanged: as another process left it
     counted = read.checkpoint.state.get("counts", {}).get("todos", 1)  # 0: no todo record yet
     for record in reversed(read.records) if counted else ():  # the latest list
         if record.get("type") == "todo" and isinstance(record.get("items"), list):
@@ -251,7 +258,8 @@ def _extras(read: Read, before: _Stored, identities: Identities) -> dict[str, An
                      "total": len(items)}
             break
     cwd = read.summary.cwd or None
-    identity = before.identity if before.identity and before.identity.get("cwd") == cwd else None
+    identity = before.identity if before.identity and before.identity.get("cwd") == cwd \
+        and not before.identity.get("outside_git") else None  # a repository may be made there
     if identity is None and cwd:
         identity = identities.of(cwd)
     return {"todos": todos, "identity": identity}
@@ -266,7 +274,8 @@ class Identities:
         self._real: dict[str, str] = {}
 
     def of(self, cwd: str) -> dict[str, Any] | None:
-        """{cwd, repo_root, worktree, root_commits, remote_url, as_of} of the repository at `cwd`."""
+        """{cwd, repo_root, worktree, root_commits, remote_url, as_of} of the repository at `cwd`
+        ({cwd, outside_git: True, as_of} when the folder exists in no repository)."""
         if cwd not in self._known:
             self._known[cwd] = _identity(cwd)
         return self._known[cwd]
@@ -288,7 +297,9 @@ def _identity(cwd: str) -> dict[str, Any] | None:
         found = capture(cwd, dirty=False)
     except GitRefused:
         return None
-    if found is None or found.identity is None or not found.identity.root_commits:
+    if found is None:  # the folder is in no repository (what a Claude "HEAD" branch may mean)
+        return {"cwd": cwd, "outside_git": True, "as_of": _now()}
+    if found.identity is None or not found.identity.root_commits:
         return None
     return {"cwd": cwd, "repo_root": found.repo_root, "worktree": found.worktree,
             "root_commits": list(found.identity.root_commits),

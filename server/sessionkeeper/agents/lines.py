@@ -9,7 +9,9 @@ imported only then); its offsets are offsets in the decompressed stream.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +46,22 @@ def stat_of(path: Path) -> FileStat:
 
 
 def open_ro(path: str | os.PathLike[str]) -> int:
-    """Open a file read-only without updating its access time when the kernel lets us."""
-    flags = os.O_RDONLY | os.O_CLOEXEC
-    if _NOATIME:
-        try:
-            return os.open(path, flags | _NOATIME)
-        except PermissionError:  # O_NOATIME needs ownership of the file
-            pass
-    return os.open(path, flags)
+    """Open a regular file read-only without updating its access time when the kernel lets us.
+
+    Anything else (a FIFO, a device such as /dev/zero behind a symlink) raises OSError: it
+    would block the open or never end; O_NONBLOCK keeps a FIFO's open from waiting for a writer.
+    """
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags | _NOATIME)
+    except PermissionError:  # O_NOATIME needs ownership of the file
+        if not _NOATIME:
+            raise
+        fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    return fd
 
 
 def digest_range(fd: int, start: int, length: int) -> str:
@@ -83,12 +93,22 @@ def fd_reader(fd: int, start: int) -> Callable[[int], bytes]:
 
 
 def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
-    """Return read(n) over the decompressed stream of a zstd file, and the stream to close."""
+    """Return read(n) over the decompressed stream of a zstd file, and the stream to close.
+
+    A stream zstd cannot decode raises OSError (EIO), like any other read error.
+    """
     import zstandard  # lazy: only .zst rollouts need it
 
     raw = os.fdopen(os.dup(fd), "rb")
     stream: Any = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-    read: Callable[[int], bytes] = stream.read
+
+    def read(n: int) -> bytes:
+        try:
+            chunk: bytes = stream.read(n)
+        except zstandard.ZstdError as exc:
+            raise OSError(errno.EIO, f"not a readable zstd stream ({exc})") from None
+        return chunk
+
     return read, stream
 
 

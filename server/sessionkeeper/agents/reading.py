@@ -184,6 +184,8 @@ def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, m
             reason = "rewind"
         done = _pass(agent, file, fd, None, offset=0, lines=0, max_line=max_line)
         return _result(agent, file, fd, st, companions, done, mode="full", reason=reason)
+    except OSError as exc:  # an I/O error, a damaged zstd stream (lines.zst_reader)
+        raise AgentLogUnreadable(f"{file.path}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 

@@ -24,6 +24,9 @@ Record = dict[str, Any]
 MESSAGE_CAP = 2000
 TITLE_CAP = 120
 DAMAGE_KEPT = 100  # damage entries kept in the state (all are counted)
+MAX_TOKENS = (1 << 40) - 1
+"""The largest token count taken from a log (a trillion: no model call comes near); a larger
+or negative one is no count, so the sums a file adds up stay far inside 64 bits."""
 _OPERATION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _COUNTED = {"message": "messages", "file_change": "file_changes", "todo": "todos",
             "compacted": "compactions"}
@@ -52,6 +55,11 @@ def operation_id(raw: object) -> str | None:
     if _OPERATION_ID.fullmatch(raw):
         return raw
     return "x-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def token_count(value: object) -> int:
+    """A token count as written: the int itself when within 0..MAX_TOKENS, else 0."""
+    return value if value.__class__ is int and 0 <= value <= MAX_TOKENS else 0
 
 
 def digest(value: object) -> str | None:
