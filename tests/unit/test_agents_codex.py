@@ -270,3 +270,18 @@ def test_replay_restores_todos_doubt_cost_model_permissions_and_branch(scenario:
     assert s["model"]["name"] == "gpt-5-codex"
     assert s["permissions"]["approval_mode"] == "on-request"
     assert s["worktree"]["baseline"]["branch"] == "fix/payment"
+
+
+def test_a_thread_created_in_an_unborn_repository_checked_in_place_is_ok(tmp_path: Path) -> None:
+    """A real `git init` repository without commits, where Codex wrote an empty `git: {}`."""
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    gen = generator()
+    lines = gen.codex_lines(str(repo))
+    lines[0]["payload"]["git"] = {}
+    path = tmp_path / "codexhome/sessions/2026/11/28" / gen.CODEX_NAME
+    path.parent.mkdir(parents=True)
+    path.write_bytes(gen.dump(lines))
+    thread = replay([agents.get("codex").load(next(iter(files("codex", tmp_path / "codexhome"))))])
+    assert validate(thread, repo) == ([], "ok")

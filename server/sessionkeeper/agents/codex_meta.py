@@ -37,6 +37,8 @@ def codex_meta(tr: CodexTranslator) -> Record | None:
                     "branch": git.get("branch"), "head": git.get("commit_hash")}
         if not git.get("commit_hash"):
             unknown.append("head")
+            if not git.get("branch"):  # `git: {}`, as in a repository without commits
+                unknown.append("branch")
     perms = st["permissions"] or {"tool_profile": "unknown"}
     unknown = [u for u in unknown if u != "tool_profile"] + unknown_permissions(st["permissions"])
     title = st["title"] or st["first_prompt"]

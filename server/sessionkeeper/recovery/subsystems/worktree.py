@@ -82,8 +82,9 @@ class Worktree(Subsystem):
             return Findings(differences=[Difference("git_refused", self.state["cwd"],
                                                     workspace.root, workspace.git_note)])
         diffs = compare(recorded, workspace.baseline, cwd_exists=workspace.exists)
-        if "head" in self.state.get("unknown", ()):  # never recorded: nothing to differ from
-            diffs = [d for d in diffs if d.kind != "head"]
+        unrecorded = {"head", "branch"}.intersection(self.state.get("unknown", ()))
+        if unrecorded:  # never recorded (an agent's log): nothing to differ from
+            diffs = [d for d in diffs if d.kind not in unrecorded]
         cwd = self.state["cwd"]
         settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)
         if not settled and cwd and os.path.realpath(cwd) != os.path.realpath(workspace.root):
