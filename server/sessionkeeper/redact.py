@@ -82,6 +82,10 @@ _VALUE = (r"(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|"
           r"([^\s\"'`,;&|<>(){}\[\]=][^\s\"'`,;&|<>(){}\[\]]*)(?=[\s\"'`,;&|<>)}\]]|$))")
 _ASSIGN = r"[\"']?[ \t]*(?:=|:(?=[ \t]*\S{4}))[ \t]*" + _VALUE
 _SCHEMES = r"(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)"
+# in a confirm pattern (run on the encoded JSON): a tab as JSON writes it, and any whitespace `\s`
+# matches in the decoded text (escaped `\n`, `\u000b`, or a non-ASCII one, kept as UTF-8 bytes)
+_JSON_TAB = r"(?:[ \t]|\\t)"
+_JSON_SPACE = r"(?:\s|\\[tnrf]|\\u00[01][0-9a-f]|[\x80-\xff]+)"
 
 
 def _shape(kind: str, literals: str, pattern: str, group: int = 0, *, lower: bool = False,
@@ -97,7 +101,7 @@ def _assignment(name: str, *spellings: str) -> Shape:
     """`<…name>=value`, `<…name>: value`, `"<…name>": "value"` in free text, for each spelling."""
     words = "|".join(re.escape(s) for s in spellings)
     return _shape("secret", " ".join(spellings), f"(?:{words}){_ASSIGN}", -1, lower=True,
-                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*[ \t]*[=:]")
+                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*{_JSON_TAB}*[=:]")
 
 
 SHAPES: tuple[Shape, ...] = (
@@ -133,16 +137,18 @@ SHAPES: tuple[Shape, ...] = (
     _shape("authorization", "authorization",
            r"authorization[\"']?\s*[:=]\s*[\"']?(?:" + _SCHEMES + r"[ \t]+)?"
            r"(?!" + _SCHEMES + r"\b)([^\s\"'\\,;]{6,})", 1, lower=True,
-           confirm=r"authorization[\\\"']*\s*[:=]"),
-    _shape("bearer_token", "bearer", r"bearer[ \t]+([a-z0-9._~+/=\-]{16,})", 1, lower=True),
+           confirm=r"authorization[\\\"']*" + _JSON_SPACE + "*[:=]"),
+    _shape("bearer_token", "bearer", r"bearer[ \t]+([a-z0-9._~+/=\-]{16,})", 1, lower=True,
+           confirm=r"bearer" + _JSON_TAB + r"+[a-z0-9._~+/=\-]{16,}"),
     _shape("basic_auth", "basic", r"basic[ \t]+([a-z0-9+/]{8,}={0,2})", 1, lower=True,
-           accept=_basic_credentials),
+           accept=_basic_credentials, confirm=r"basic" + _JSON_TAB + r"+[a-z0-9+/]{8,}"),
     _shape("url_password", "://", r"://[^\s/?#@:'\"]*:([^\s/?#@'\"]+)@", 1,
            confirm=r"://[^\s/?#@]*:[^\s/?#@]*@"),
     _shape("cli_password", "--pass --token --secret --api-key --apikey --access-key",
            r"--(?:password|passwd|pass|token|secret|api-key|apikey|access-key)(?:=|[ \t]+)"
            r"([^\s\"'-][^\s\"']*)", 1, lower=True, not_after=_ALNUM + "-", accept=_assigned,
-           confirm=r"--(?:pass|token|secret|api-key|apikey|access-key)[a-z]*(?:=|[ \t])"),
+           confirm=r"--(?:pass|token|secret|api-key|apikey|access-key)[a-z]*(?:=|"
+           + _JSON_TAB + ")"),
     # NAME=value / NAME: value / "name": "value" / name = 'value' in free text (.env, YAML, JSON)
     _assignment("password", "password", "passwd", "passphrase"),
     _assignment("secret key", "secret_key", "secret-key", "secretkey"),
