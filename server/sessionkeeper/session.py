@@ -157,7 +157,8 @@ class Session(OperationCalls):
 
     def _append_operations(self, prepared: list[tuple[str, bytes]],
                            level: Durability) -> list[Ack]:
-        """Append a batch holding operations: a re-delivered one gets its first ack instead."""
+        """Append a batch holding operations: a re-delivered one gets its first ack instead (at
+        `level`: a first delivery still buffered is written out first)."""
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
@@ -177,7 +178,12 @@ class Session(OperationCalls):
                 first_in_batch[key] = (len(bodies), record.get("args_digest"))
             plan.append(("new", len(bodies), None))
             bodies.append(body)
-        written = self._append(bodies, level) if bodies else []
+        if bodies:
+            written = self._append(bodies, level)  # buffered records are written first
+        else:
+            written = []
+            if level is not Durability.NONE:  # a first delivery may still sit in the buffer
+                self.writer.recorder.flush()
         out = []
         for how, ref, record in plan:
             if how == "new":
@@ -185,7 +191,7 @@ class Session(OperationCalls):
                 continue
             first = ref if how == "known" else written[ref]
             self.state.apply({**record, "seq": None})  # counted as a duplicate delivery
-            out.append(Ack(first.seq, first.durability, duplicate=True))
+            out.append(Ack(first.seq, level, duplicate=True))
         return out
 
     def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,

@@ -131,3 +131,16 @@ def test_a_file_under_a_symlinked_workspace_path_is_the_workspace_file(store_dir
         assert session.state["file_history"].last("payment.py") is not None
         with pytest.raises(InvalidEvent, match="outside the workspace"):
             session.record({"type": "file_change", "path": str(tmp_path / "elsewhere.py")})
+
+
+@pytest.mark.parametrize("level", ["written", "durable"])
+def test_a_redelivery_acknowledged_as_written_finds_its_first_delivery_on_disk(session, level):
+    """Fixture: `session`; op-b started with durability none (buffered), then delivered again
+    asking for `level`: the duplicate's ack is exactly true, the file holds the record."""
+    started = {"type": "operation", "operation_id": "op-b", "tool": "shell", "status": "started"}
+    first = session.record(started, durability="none")
+    assert b'"op-b"' not in Path(session.path).read_bytes()  # still in the process's buffer
+    again = session.record(dict(started), durability=level)
+    assert (again.seq, again.duplicate, again.durability.value) == (first.seq, True, level)
+    assert b'"op-b"' in Path(session.path).read_bytes()
+
