@@ -158,10 +158,12 @@ class Session(OperationCalls):
     def _append_operations(self, prepared: list[tuple[str, bytes]],
                            level: Durability) -> list[Ack]:
         """Append a batch holding operations: a re-delivered one gets its first ack instead (at
-        `level`: a first delivery still buffered is written out first)."""
+        `level`: a first delivery still buffered is written out first), and a second final
+        status of one operation in the batch is refused, as after a recorded one."""
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
+        final: dict[str, str] = {}  # operation id -> the final status new in this batch
         for kind, body in prepared:
             if kind == "operation":
                 record = orjson.loads(body)
@@ -175,6 +177,9 @@ class Session(OperationCalls):
                     same_args(record, digest)
                     plan.append(("again", index, record))
                     continue
+                if key[1] != "started" and final.setdefault(key[0], key[1]) != key[1]:
+                    raise InvalidEvent(f"status: operation {key[0]} already {final[key[0]]}; "
+                                       f"it cannot be {key[1]} too")
                 first_in_batch[key] = (len(bodies), record.get("args_digest"))
             plan.append(("new", len(bodies), None))
             bodies.append(body)

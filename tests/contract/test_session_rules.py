@@ -144,3 +144,14 @@ def test_a_redelivery_acknowledged_as_written_finds_its_first_delivery_on_disk(s
     assert (again.seq, again.duplicate, again.durability.value) == (first.seq, True, level)
     assert b'"op-b"' in Path(session.path).read_bytes()
 
+
+def test_two_final_statuses_of_one_operation_in_one_batch_are_refused_and_nothing_written(
+        session):
+    """Fixture: `session`; one record_many saying op-c committed and failed."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="already committed"):
+        session.record_many([
+            {"type": "operation", "operation_id": "op-c", "tool": "shell", "status": "committed"},
+            {"type": "operation", "operation_id": "op-c", "tool": "shell", "status": "failed"}])
+    assert session.writer.last_seq == before
+    assert session.state["operations"].entry("op-c") is None
