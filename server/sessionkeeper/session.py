@@ -205,6 +205,9 @@ class Session(OperationCalls):
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
+        if isinstance(kind, str) and kind.__class__ is not str:  # a str Enum, a crafted string:
+            kind = str.__str__(kind)  # the text orjson writes, as every check below sees it
+            data = {**data, "type": kind}
         if isinstance(kind, str):  # then `data` is a dict; any other type is refused by validation
             if kind in KEEPER_TYPES and not own:
                 raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")

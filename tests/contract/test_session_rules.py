@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from pathlib import Path
 
@@ -155,3 +156,44 @@ def test_two_final_statuses_of_one_operation_in_one_batch_are_refused_and_nothin
             {"type": "operation", "operation_id": "op-c", "tool": "shell", "status": "failed"}])
     assert session.writer.last_seq == before
     assert session.state["operations"].entry("op-c") is None
+
+
+class _Kind(str, enum.Enum):
+    """Record types as a harness may name them: a (str, Enum), whose str() is `_Kind.OPERATION`."""
+
+    OPERATION = "operation"
+
+
+class _Liar(str):
+    """A crafted string: hashes and compares unlike the text orjson writes for it."""
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+
+def test_an_operation_typed_by_a_str_enum_is_deduplicated_and_checked_like_any(session):
+    """Fixture: `session`; op-e recorded with type `_Kind.OPERATION`, delivered again, then once
+    more with other arguments."""
+    started = {"type": _Kind.OPERATION, "operation_id": "op-e", "tool": "shell",
+               "status": "started", "args": {"cmd": "make deploy"}}
+    first = session.record(dict(started))
+    again = session.record(dict(started))
+    assert (again.seq, again.duplicate) == (first.seq, True)
+    with pytest.raises(OperationConflict):
+        session.record({**started, "args": {"cmd": "make destroy"}})
+    assert session.writer.last_seq == first.seq
+    assert Path(session.path).read_bytes().count(b'"op-e"') == 1
+
+
+@pytest.mark.parametrize("forged", [{"type": "snapshot", "through_seq": 0, "state": {}},
+                                    {"type": "lifecycle", "source": "clear", "reason": "forged"}])
+def test_a_keeper_type_named_by_a_crafted_string_is_still_refused(session, forged):
+    """Fixture: `session`; a well-formed keeper record whose type is a str subclass lying about
+    its hash (orjson writes its text)."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="written by Session Keeper itself"):
+        session.record({**forged, "type": _Liar(forged["type"])})
+    assert session.writer.last_seq == before
