@@ -103,3 +103,32 @@ def test_the_plain_switch_back_is_a_checkout(store_dir, repo: Path):
     git(repo, "checkout", "-q", "main")
     assert keeper.check_resume(thread.thread_id, workspace=str(repo)).switch_back == (
         "git checkout fix/payment")
+
+
+def test_a_shallow_clone_of_the_same_repository_is_drift_not_another_repository(store_dir, repo,
+                                                                                  tmp_path):
+    """Fixture: `repo` with origin set and three commits, a session recorded there; the repository
+    moves on one commit and a CI-style shallow clone (depth 1) of it is checked: its history is
+    cut, so the boundary commit is no root commit and the repository is known by its origin."""
+    origin = "https://example.com/team/payment.git"
+    git(repo, "remote", "add", "origin", origin)
+    for n in (2, 3):
+        (repo / "payment.py").write_text(f"def charge(amount):\n    return amount * {n}\n")
+        git(repo, "commit", "-qam", f"change {n}")
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    git(repo, "commit", "-qam", "round")
+    ci = tmp_path / "ci-checkout"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "fix/payment", f"file://{repo}",
+        str(ci))
+    git(ci, "remote", "set-url", "origin", origin)
+    report = keeper.check_resume(thread.thread_id, workspace=str(ci))
+    assert report.verdict == "drift"
+    assert [d.kind for d in report.differences] == ["relocated", "head"]
+    other = init_repo(tmp_path / "other", {"a.py": "x = 1\n"})  # a shallow clone of another one
+    shallow_other = tmp_path / "shallow-other"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{other}", str(shallow_other))
+    git(shallow_other, "remote", "set-url", "origin", "https://example.com/team/other.git")
+    assert keeper.check_resume(thread.thread_id, workspace=str(shallow_other)).verdict == "blocked"

@@ -35,17 +35,32 @@ class PathEscapesRoot(ValueError):
     """A file path that resolves outside the workspace root; it is never read."""
 
 
-def _toplevel(path: str) -> str | None:
-    """The working tree containing `path`; None outside git; GitRefused when git will not read it."""
+def _toplevel(path: str) -> tuple[str, str] | None:
+    """The working tree containing `path` and its repository's common git directory; None
+    outside git; GitRefused when git will not read it."""
     if not os.path.isdir(path):
         return None
-    done = gitrun.run(path, "rev-parse", "--show-toplevel")
-    if done.ok and done.text():
-        return os.path.realpath(done.text())
+    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir")
+    lines = done.text().split("\n") if done.ok else []
+    if len(lines) == 2 and all(lines):
+        return os.path.realpath(lines[0]), os.path.realpath(os.path.join(path, lines[1]))
     refused = gitrun.refusal(done, path)
     if refused is not None:
         raise refused
     return None
+
+
+def _root_commits(top: str, common_dir: str) -> list[str]:
+    """The commits without parents in HEAD's history, sorted. In a shallow clone the commits its
+    history is cut at (`<common dir>/shallow`) have parents, only not here: they are no root
+    commits, and the true ones may be unknown (then the identity rests on the origin URL)."""
+    roots = (gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or "").split()
+    try:
+        with open(os.path.join(common_dir, "shallow"), "rb") as handle:
+            cut = set(handle.read().decode("ascii", "replace").split())
+    except OSError:  # not shallow (the common case: no such file)
+        return sorted(roots)
+    return sorted(r for r in roots if r not in cut)
 
 
 def redact_url(url: str | None) -> str | None:
@@ -57,12 +72,12 @@ def redact_url(url: str | None) -> str | None:
 
 def identity_of(path: str) -> tuple[str, RepoIdentity] | None:
     """Return (worktree, identity) of the repository containing `path`, or None outside git."""
-    top = _toplevel(path)
-    if top is None:
+    found = _toplevel(path)
+    if found is None:
         return None
-    roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
+    top, common = found
     remote = gitrun.value(top, "config", "--get", "remote.origin.url")
-    return top, RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+    return top, RepoIdentity(root_commits=_root_commits(top, common), remote_url=redact_url(remote))
 
 
 def _repo_root(top: str) -> str:
@@ -172,9 +187,9 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
             and known.identity.root_commits:
         identity = known.identity
     else:
-        roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
         url = gitrun.value(top, "config", "--get", "remote.origin.url") if remote else None
-        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(url))
+        identity = RepoIdentity(root_commits=_root_commits(top, head.common_dir),
+                                remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,
                        dirty=dirty_fingerprint(top) if dirty else None)
