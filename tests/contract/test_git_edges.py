@@ -132,3 +132,19 @@ def test_a_shallow_clone_of_the_same_repository_is_drift_not_another_repository(
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{other}", str(shallow_other))
     git(shallow_other, "remote", "set-url", "origin", "https://example.com/team/other.git")
     assert keeper.check_resume(thread.thread_id, workspace=str(shallow_other)).verdict == "blocked"
+
+
+def test_a_tag_named_like_the_branch_is_no_branch_drift(store_dir, repo):
+    """Fixture: `repo` on fix/payment; a tag `fix/payment` made after the session started (git
+    then abbreviates the branch as `heads/fix/payment`), and a second session started with it."""
+    keeper = Keeper(store_dir)
+    before = keeper.start(repo)
+    before.close()
+    git(repo, "tag", "fix/payment")
+    report = keeper.check_resume(before.thread_id, workspace=str(repo))
+    assert (report.verdict, report.differences) == ("ok", [])
+    from sessionkeeper.hooks.tools import _head_moved
+
+    with keeper.start(repo) as after:
+        assert after.state["worktree"].recorded().branch == "fix/payment"
+        assert not _head_moved(after, str(repo))  # an agent's shell tool: no baseline refresh

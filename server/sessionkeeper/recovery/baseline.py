@@ -151,14 +151,14 @@ def head_of(path: str) -> Head | None:
     if not os.path.isdir(path):
         return None
     done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir",
-                      "--absolute-git-dir", "HEAD^{commit}", "--abbrev-ref", "HEAD")
+                      "--absolute-git-dir", "HEAD^{commit}", "--symbolic-full-name", "HEAD")
     lines = done.text().split("\n") if done.ok else []
     if len(lines) != 5 or not all(lines):
         return None
     top = os.path.realpath(lines[0])
     common = os.path.realpath(os.path.join(path, lines[1]))
     root = os.path.dirname(common) if os.path.basename(common) == ".git" else top
-    return Head(top, root, None if lines[4] == "HEAD" else lines[4], lines[3], lines[2], common)
+    return Head(top, root, gitrun.branch_of(lines[4]), lines[3], lines[2], common)
 
 
 def capture(path: str | os.PathLike[str], *, dirty: bool = False,
@@ -205,7 +205,7 @@ def _capture_slowly(path: str, *, dirty: bool) -> GitBaseline | None:
         repo_root=_repo_root(top),
         worktree=top,
         identity=identity,
-        branch=gitrun.value(top, "symbolic-ref", "--short", "-q", "HEAD"),
+        branch=gitrun.branch(top),
         head=gitrun.value(top, "rev-parse", "--verify", "-q", "HEAD^{commit}"),
         dirty=dirty_fingerprint(top) if dirty else None,
     )
