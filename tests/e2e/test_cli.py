@@ -223,3 +223,31 @@ def test_integers_beyond_64_bits_are_refused_never_rounded(store_dir, thread):
     assert "seq" in second
     rollout = next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
     assert b"9223372036854775807" in rollout and b"1.8446744073709552e+19" not in rollout
+
+
+
+def _touched(store_dir: Path, repo: Path) -> str:
+    """A session in `repo` that wrote payment.py and test_payment.py, then ran the tests."""
+    from sessionkeeper.api import Keeper
+
+    with Keeper(store_dir).start(repo) as session:
+        for name in ("payment.py", "test_payment.py"):
+            (repo / name).write_text("changed by the agent\n")
+            session.record({"type": "file_change", "path": name})
+        session.record({"type": "verifier", "kind": "tests", "passed": 2, "total": 2})
+    return session.thread_id
+
+
+def test_a_touched_file_that_became_a_named_pipe_is_drift_and_the_check_never_hangs(store_dir,
+                                                                                      repo):
+    """Fixture: `_touched`; then payment.py replaced by a named pipe nobody writes to."""
+    thread = _touched(store_dir, repo)
+    (repo / "payment.py").unlink()
+    os.mkfifo(repo / "payment.py")
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert done.returncode == 10, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [(d["kind"], d["recorded"]["path"]) for d in report["differences"]] == [
+        ("file_missing", "payment.py")]
+    assert report["rerun_verifier"] is True
+

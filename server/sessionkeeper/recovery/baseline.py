@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -276,9 +277,11 @@ def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:
 
 def file_hash(root: str | os.PathLike[str], relpath: str, *,
               paths: RealPaths | None = None) -> str | None:
-    """Return the sha256 hex of `root/relpath`, None if it is not a file; refuse escaping paths.
+    """Return the sha256 hex of `root/relpath`, None if it is not a regular file (missing, a
+    directory, a named pipe, a socket, a device); refuse escaping paths.
 
     `paths` (a RealPaths of `root`) resolves many files of one pass with fewer system calls.
+    Opened without blocking (reading a named pipe would wait forever for a writer).
     """
     paths = paths or RealPaths(root)
     target = paths.real(relpath)
@@ -288,11 +291,16 @@ def file_hash(root: str | os.PathLike[str], relpath: str, *,
 
     digest = hashlib.sha256()
     try:
-        with open(target, "rb") as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while chunk := os.read(fd, _CHUNK):
+            digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
