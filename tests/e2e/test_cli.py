@@ -251,3 +251,19 @@ def test_a_touched_file_that_became_a_named_pipe_is_drift_and_the_check_never_ha
         ("file_missing", "payment.py")]
     assert report["rerun_verifier"] is True
 
+
+def test_one_unreadable_touched_file_hides_no_other_difference(store_dir, repo):
+    """Fixture: `_touched`; then payment.py became a directory and test_payment.py a symlink to
+    itself (reading it fails with ELOOP): both are reported, the verdict is drift (exit 10)."""
+    thread = _touched(store_dir, repo)
+    (repo / "payment.py").unlink()
+    (repo / "payment.py").mkdir()
+    (repo / "test_payment.py").unlink()
+    (repo / "test_payment.py").symlink_to("test_payment.py")
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert done.returncode == 10, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [(d["kind"], d["recorded"]["path"]) for d in report["differences"]] == [
+        ("file_missing", "payment.py"), ("file_missing", "test_payment.py")]
+    assert "cannot be read" in report["differences"][1]["detail"]
+    assert report["rerun_verifier"] is True
