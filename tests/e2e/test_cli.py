@@ -225,6 +225,25 @@ def test_integers_beyond_64_bits_are_refused_never_rounded(store_dir, thread):
     assert b"9223372036854775807" in rollout and b"1.8446744073709552e+19" not in rollout
 
 
+@pytest.mark.parametrize("bad", [
+    '{"type": "message", "role": "user", "text": "x", "n": ' + "[" * 100_000
+    + "12345678901234567890" + "]" * 100_000 + "}",
+    '{"type": "operation", "operation_id": "op-n", "tool": "t", "status": "started", '
+    '"args": {"x": NaN, "ref": "build 12345678901234567890123"}}',
+], ids=["nested-100k-deep", "nan"])
+def test_a_line_orjson_would_refuse_is_refused_on_the_exact_integer_path_too(store_dir, thread,
+                                                                              bad):
+    """Fixture: thread; a line with a 19-digit number (decoded by json for exact integers) that
+    is nested 100,000 deep, or holds NaN (not JSON): that line is refused, the next recorded."""
+    session = orjson.loads(run(store_dir, "show", thread, "--json").stdout)["sessions"][0]
+    stream = bad + '\n{"type": "message", "role": "user", "text": "next"}\n'
+    recorded = run(store_dir, "record", "--session", session["session_id"], stdin=stream)
+    assert recorded.returncode == 65 and "Traceback" not in recorded.stderr, recorded.stderr
+    first, second = (orjson.loads(line) for line in recorded.stdout.splitlines())
+    assert first["error"] == "invalid_event" and "seq" in second
+    assert b'"op-n"' not in next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
+
+
 
 def _touched(store_dir: Path, repo: Path) -> str:
     """A session in `repo` that wrote payment.py and test_payment.py, then ran the tests."""
