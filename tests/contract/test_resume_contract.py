@@ -117,6 +117,26 @@ def test_a_renamed_repository_is_found_and_offered_for_relocation(seeded, repo, 
     session.close()
 
 
+def test_relocating_continues_over_no_other_drift_than_the_relocation(seeded, repo, tmp_path):
+    """Fixture: seeded (branch fix/payment); the repository renamed and, there, main checked out;
+    the user accepts the relocation the blocked check offered: the branch change at the new
+    place was never accepted, so nothing continues and the report shows it."""
+    keeper, thread, _ = seeded
+    renamed = tmp_path / "repo-a-renamed"
+    shutil.move(repo, renamed)
+    git(renamed, "checkout", "-q", "main")
+    assert keeper.check_resume(thread, workspace=str(repo)).relocate_to == str(renamed)
+    moved, session = keeper.resume(thread, workspace=str(repo), decision="relocate")
+    assert session is None
+    assert moved.verdict == "drift" and [d.kind for d in moved.differences] == [
+        "relocated", "branch"]
+    here, session = keeper.resume(thread, workspace=str(renamed), decision="relocate")
+    assert session is None and here.verdict == "drift"
+    accepted, session = keeper.resume(thread, workspace=str(renamed), decision="continue")
+    assert session is not None and accepted.continued
+    session.close()
+
+
 def test_other_repository_blocks(seeded, tmp_path):
     """Fixture: seeded; resume attempted from an unrelated repository."""
     keeper, thread, _ = seeded
