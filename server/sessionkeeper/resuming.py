@@ -67,9 +67,11 @@ class Resuming(Reading):
         from .recovery.baseline import current_workspace, find_moved
         from .recovery.subsystems.worktree import Worktree
 
-        recorded = replayed.state.get(Worktree).recorded()
+        worktree = replayed.state.get(Worktree)
+        recorded = worktree.recorded()
         report = assess(replayed, current_workspace(workspace, requested=requested,
-                                                    recorded=recorded),
+                                                    recorded=recorded,
+                                                    recorded_cwd=worktree.state["cwd"]),
                         thread_id=thread)
         kinds = {d.kind for d in report.differences}
         if kinds & {"cwd_missing", "branch", "head"}:

@@ -148,3 +148,26 @@ def test_a_tag_named_like_the_branch_is_no_branch_drift(store_dir, repo):
     with keeper.start(repo) as after:
         assert after.state["worktree"].recorded().branch == "fix/payment"
         assert not _head_moved(after, str(repo))  # an agent's shell tool: no baseline refresh
+
+
+def test_checked_from_another_directory_of_the_repository_files_are_compared_where_they_are(
+        store_dir, repo):
+    """Fixture: `repo`; a session started in its subdirectory server/ wrote server/config.py
+    (recorded as config.py, relative to its cwd) and ran the tests; checked from the repository
+    root: the file is found at its place (no false file_missing, tests not stale), and an edit
+    made to it afterwards is reported."""
+    (repo / "server").mkdir()
+    (repo / "server" / "config.py").write_text("x = 1\n")
+    keeper = Keeper(store_dir)
+    with keeper.start(repo / "server") as session:
+        (repo / "server" / "config.py").write_text("x = 2\n")
+        session.record({"type": "file_change", "path": "config.py"})
+        session.record({"type": "verifier", "kind": "tests", "passed": 3, "total": 3})
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert [d.kind for d in report.differences] == ["relocated"]
+    assert report.invalidated == [] and report.rerun_verifier is False
+    (repo / "server" / "config.py").write_text("x = 3\n")
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert [(d.kind, (d.recorded or {}).get("path") if d.kind != "relocated" else None)
+            for d in report.differences] == [("relocated", None), ("file_changed", "config.py")]
+    assert report.rerun_verifier is True

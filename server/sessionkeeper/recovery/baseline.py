@@ -331,10 +331,13 @@ def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str |
 
 
 def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
-                      recorded: GitBaseline | None = None) -> Workspace:
+                      recorded: GitBaseline | None = None,
+                      recorded_cwd: str | None = None) -> Workspace:
     """Build the Workspace subsystems validate against: existence, baseline now, file hashing.
 
     `recorded`: the thread's baseline (its identity is reused when HEAD is the same commit).
+    `recorded_cwd`: the directory the thread's file paths are relative to; when `root` is another
+    directory of the same repository, the files are hashed at that directory's place in it.
     When git refuses the workspace, the baseline is None and `git_note` says git's reason.
     """
     from .findings import Workspace
@@ -347,14 +350,31 @@ def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
             baseline = capture(root, known=recorded)
         except GitRefused as exc:
             note = str(exc)
+    files = _files_root(root, baseline, recorded, recorded_cwd)
     return Workspace(
         root=root,
         exists=exists,
         baseline=baseline,
-        file_hash=lambda rel: file_hash(root, rel) if exists else None,
+        file_hash=lambda rel: file_hash(files, rel) if exists else None,
         requested=dict(requested or {}),
         git_note=note,
     )
+
+
+def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | None,
+                recorded_cwd: str | None) -> str:
+    """Where the thread's cwd-relative file paths lie now: `root`, unless it is another
+    directory of the same repository than the recorded cwd (then that cwd's place in it)."""
+    if current is None or recorded is None or not recorded_cwd or not current.worktree \
+            or not recorded.worktree:
+        return root
+    same = same_repository(recorded.identity, current.identity)
+    if not (same or same is None and _real(recorded.repo_root) == _real(current.repo_root)):
+        return root
+    offset = os.path.relpath(recorded_cwd, recorded.worktree)
+    if offset.startswith(".."):
+        return root
+    return os.path.normpath(os.path.join(current.worktree, offset))
 
 
 def blocks(difference: Difference) -> bool:
