@@ -365,12 +365,17 @@ class Session(OperationCalls):
         """Snapshot (when enough was written since the last one), flush, fsync, release the thread."""
         if self._on_close is not None:
             self._on_close(self)
-        if self.writer.recorder.read_only_reason is None:
-            if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
-                self.snapshot()
-            else:
-                self.writer.summary = dict(self.summary())
-        self.writer.close()
+        try:
+            if self.writer.recorder.read_only_reason is None:
+                if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
+                    self.snapshot()
+                else:
+                    self.writer.summary = dict(self.summary())
+        except SessionKeeperError as exc:  # the records are written: the snapshot only saves time
+            log.warning("snapshot of %s at close failed (the next read replays the tail): %s",
+                        self.session_id, exc)
+        finally:
+            self.writer.close()
 
     def __enter__(self) -> Session:
         return self
