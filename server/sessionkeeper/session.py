@@ -253,7 +253,9 @@ class Session(OperationCalls):
         return dict(plain(now))
 
     def _workspace_path(self, path: str) -> str:
-        """A file path as file history keys it: relative to the workspace, with `/`."""
+        """A file path as file history keys it: relative to the workspace, with `/` (a `\\` is a
+        separator too, as `file_history.norm_path` takes it)."""
+        path = path.replace("\\", "/")
         if not os.path.isabs(path) and os.path.normpath(path) == path and path != ".." \
                 and not path.startswith(".." + os.sep):  # already relative and normal (git's)
             return path.replace(os.sep, "/")

@@ -197,3 +197,19 @@ def test_a_keeper_type_named_by_a_crafted_string_is_still_refused(session, forge
     with pytest.raises(InvalidEvent, match="written by Session Keeper itself"):
         session.record({**forged, "type": _Liar(forged["type"])})
     assert session.writer.last_seq == before
+
+
+def test_a_path_with_backslashes_is_read_and_keyed_as_file_history_keys_it(session, repo):
+    """Fixture: `session`; file history takes `\\` for a separator (`norm_path`): a path that
+    climbs out that way is refused, and `sub\\\\x.py` is the file sub/x.py."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="outside the workspace"):
+        session.record_file("x\\..\\..\\evil.txt", content=b"owned\n")
+    assert session.writer.last_seq == before
+    (repo / "sub").mkdir()
+    (repo / "sub" / "x.py").write_text("x = 1\n")
+    session.record({"type": "file_change", "path": "sub\\x.py"})
+    version = session.state["file_history"].last("sub/x.py")
+    assert version is not None
+    assert version["hash"] == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert list(session.state["file_history"].files) == ["sub/x.py"]
