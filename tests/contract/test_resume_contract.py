@@ -415,3 +415,28 @@ def test_resume_keeps_the_models_overrides(store_dir, repo):
         assert session.state["model"].summary()["overrides"] == {"temperature": 0.2,
                                                                  "reasoning": "high"}
         session.close()
+
+
+@pytest.mark.parametrize("baseline", [{"identity": "not an object"}, {"identity": [1]},
+                                      {"identity": {"root_commits": "abc", "bogus": 1}}])
+def test_a_crafted_unreadable_baseline_blocks_the_resume_never_a_traceback(store_dir, repo,
+                                                                           baseline):
+    """Fixture: a session in `repo` whose rollout gained a `baseline` record with a valid
+    checksum but a malformed identity (a crafted or foreign file): the check and the resume say
+    blocked (baseline_unreadable) instead of raising ValueError."""
+    import orjson
+
+    from sessionkeeper.store.codec import frame
+
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.close()
+    with open(session.writer.path, "ab") as handle:
+        handle.write(frame(session.writer.last_seq + 1, b"2026-12-01T00:00:00.000Z",
+                           orjson.dumps({"type": "baseline", "branch": "fix/payment",
+                                         **baseline})))
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]
+    resumed, again = keeper.resume(session.thread_id, workspace=str(repo), decision="continue")
+    assert resumed.verdict == "blocked" and again is None
