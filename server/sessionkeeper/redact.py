@@ -72,6 +72,15 @@ _NOT_SECRETS = frozenset({"none", "null", "nil", "true", "false", "undefined", "
                           "optional", "string", "redacted", "changeme"})
 
 
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9]{16}")
+
+
+def _random_run(text: str) -> bool:
+    """An `sk-` key holds a random run of 16+ letters and digits; hyphenated words (a project
+    named `sk-learn-experiments-2024`, a path) do not."""
+    return _RANDOM_RUN.search(text) is not None
+
+
 def _assigned(text: str) -> bool:
     """A value after `NAME=` / `NAME:` that is not a reference, a placeholder or a bare word."""
     return not (text[:1] in "$%<{" or text.lower() in _NOT_SECRETS or set(text) <= set("*xX.-_"))
@@ -108,9 +117,9 @@ SHAPES: tuple[Shape, ...] = (
     _shape("private_key", "private", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
            confirm=r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY"),
-    _shape("anthropic_key", "sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    _shape("anthropic_key", "sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,}", accept=_random_run),
     _shape("openai_key", "sk-", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
-           not_after=_ALNUM + "_-"),
+           not_after=_ALNUM + "_-", accept=_random_run),
     _shape("stripe_key", "sk_live_ sk_test_ rk_live_ rk_test_ whsec_",
            r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})", not_after=_ALNUM),
     _shape("github_token", "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",

@@ -171,3 +171,15 @@ def test_checked_from_another_directory_of_the_repository_files_are_compared_whe
     assert [(d.kind, (d.recorded or {}).get("path") if d.kind != "relocated" else None)
             for d in report.differences] == [("relocated", None), ("file_changed", "config.py")]
     assert report.rerun_verifier is True
+
+
+def test_a_workspace_named_like_sk_words_is_recorded_as_it_is(store_dir, tmp_path):
+    """Fixture: a repository in a directory named `sk-learn-experiments-2024-refactor` (not a
+    key: words): its cwd is recorded unredacted, so the thread resumes ok there and is listed."""
+    workspace = init_repo(tmp_path / "sk-learn-experiments-2024-refactor", {"a.py": "x = 1\n"})
+    keeper = Keeper(store_dir)
+    with keeper.start(workspace) as session:
+        assert session.writer.meta["cwd"] == str(workspace)
+    report = keeper.check_resume(session.thread_id, workspace=str(workspace))
+    assert (report.verdict, report.differences) == ("ok", [])
+    assert [t.thread_id for t in keeper.threads(workspace=str(workspace))] == [session.thread_id]

@@ -132,3 +132,19 @@ def test_a_secret_after_a_tab_or_newline_is_redacted_from_an_encoded_body(text: 
     out = orjson.loads(redact_json(orjson.dumps({"type": "message", "role": "user",
                                                  "text": text})))["text"]
     assert "[REDACTED:" in out and out == redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["cd ~/code/sk-learn-experiments-2024-refactor && make test",
+                                  "/home/ana/sk-ant-colony-simulation-project/src/main.py",
+                                  "notebooks/sk-learn-pipeline-comparison-v2.ipynb"])
+def test_a_name_of_words_after_sk_is_no_api_key(text: str) -> None:
+    """Fixture: directory and file names starting `sk-` (scikit-learn projects are often so
+    named): hyphenated words, no random run, are kept — a redacted path never matches again."""
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("secret", ["sk-" + "3f9a1c07b2e84d6f9a0b5c1d2e3f4a5b",  # 32 hex
+                                    "sk-" + "Ab3" * 16, "sk-proj-" + "x_Y-" * 3 + "Q7" * 20])
+def test_a_key_after_sk_with_a_random_run_is_still_redacted(secret: str) -> None:
+    """Fixture: keys of the `sk-` shape with a run of 16 letters and digits (hex keys too)."""
+    assert secret not in redact_text(f"KEY={secret} and {secret}")
