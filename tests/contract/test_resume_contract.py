@@ -440,3 +440,26 @@ def test_a_crafted_unreadable_baseline_blocks_the_resume_never_a_traceback(store
     assert [d.kind for d in report.differences] == ["baseline_unreadable"]
     resumed, again = keeper.resume(session.thread_id, workspace=str(repo), decision="continue")
     assert resumed.verdict == "blocked" and again is None
+
+
+def test_a_crafted_baseline_with_paths_of_the_wrong_type_blocks_never_a_traceback(store_dir,
+                                                                                  repo):
+    """Fixture: a session in `repo` whose rollout gained a checksum-valid `baseline` record of
+    the same repository (its root commit) whose worktree is a number and repo_root a list: the
+    check says baseline_unreadable (blocked) instead of raising TypeError."""
+    import orjson
+
+    from sessionkeeper.store.codec import frame
+
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.close()
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    with open(session.writer.path, "ab") as handle:
+        handle.write(frame(session.writer.last_seq + 1, b"2026-12-01T00:00:00.000Z",
+                           orjson.dumps({"type": "baseline", "worktree": 5, "repo_root": [1],
+                                         "identity": {"root_commits": [root]},
+                                         "branch": "fix/payment"})))
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]

@@ -365,8 +365,8 @@ def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | 
                 recorded_cwd: str | None) -> str:
     """Where the thread's cwd-relative file paths lie now: `root`, unless it is another
     directory of the same repository than the recorded cwd (then that cwd's place in it)."""
-    if current is None or recorded is None or not recorded_cwd or not current.worktree \
-            or not recorded.worktree:
+    if current is None or recorded is None or not isinstance(recorded_cwd, str) \
+            or not current.worktree or not recorded.worktree:
         return root
     same = same_repository(recorded.identity, current.identity)
     if not (same or same is None and _real(recorded.repo_root) == _real(current.repo_root)):
