@@ -463,3 +463,17 @@ def test_a_crafted_baseline_with_paths_of_the_wrong_type_blocks_never_a_tracebac
     report = keeper.check_resume(session.thread_id, workspace=str(repo))
     assert report.verdict == "blocked"
     assert [d.kind for d in report.differences] == ["baseline_unreadable"]
+
+
+def test_a_snapshot_whose_worktree_state_is_crafted_blocks_never_a_traceback(store_dir, repo):
+    """Fixture: a session in `repo` whose snapshot (written by the session itself, so every
+    integrity check passes) holds a worktree state with a cwd that is a number, as a crafted
+    file could: the check says baseline_unreadable (blocked) instead of raising TypeError."""
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.state["worktree"].state["cwd"] = 5
+    session.snapshot()
+    session.writer.close()  # not Session.close: that would snapshot the state once more
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]
