@@ -72,6 +72,15 @@ _NOT_SECRETS = frozenset({"none", "null", "nil", "true", "false", "undefined", "
                           "optional", "string", "redacted", "changeme"})
 
 
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9]{16}")
+
+
+def _random_run(text: str) -> bool:
+    """An `sk-` key holds a random run of 16+ letters and digits; hyphenated words (a project
+    named `sk-learn-experiments-2024`, a path) do not."""
+    return _RANDOM_RUN.search(text) is not None
+
+
 def _assigned(text: str) -> bool:
     """A value after `NAME=` / `NAME:` that is not a reference, a placeholder or a bare word."""
     return not (text[:1] in "$%<{" or text.lower() in _NOT_SECRETS or set(text) <= set("*xX.-_"))
@@ -82,6 +91,10 @@ _VALUE = (r"(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|"
           r"([^\s\"'`,;&|<>(){}\[\]=][^\s\"'`,;&|<>(){}\[\]]*)(?=[\s\"'`,;&|<>)}\]]|$))")
 _ASSIGN = r"[\"']?[ \t]*(?:=|:(?=[ \t]*\S{4}))[ \t]*" + _VALUE
 _SCHEMES = r"(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)"
+# in a confirm pattern (run on the encoded JSON): a tab as JSON writes it, and any whitespace `\s`
+# matches in the decoded text (escaped `\n`, `\u000b`, or a non-ASCII one, kept as UTF-8 bytes)
+_JSON_TAB = r"(?:[ \t]|\\t)"
+_JSON_SPACE = r"(?:\s|\\[tnrf]|\\u00[01][0-9a-f]|[\x80-\xff]+)"
 
 
 def _shape(kind: str, literals: str, pattern: str, group: int = 0, *, lower: bool = False,
@@ -97,16 +110,16 @@ def _assignment(name: str, *spellings: str) -> Shape:
     """`<…name>=value`, `<…name>: value`, `"<…name>": "value"` in free text, for each spelling."""
     words = "|".join(re.escape(s) for s in spellings)
     return _shape("secret", " ".join(spellings), f"(?:{words}){_ASSIGN}", -1, lower=True,
-                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*[ \t]*[=:]")
+                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*{_JSON_TAB}*[=:]")
 
 
 SHAPES: tuple[Shape, ...] = (
     _shape("private_key", "private", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
            confirm=r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY"),
-    _shape("anthropic_key", "sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    _shape("anthropic_key", "sk-ant-", r"sk-ant-[A-Za-z0-9_\-]{20,}", accept=_random_run),
     _shape("openai_key", "sk-", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
-           not_after=_ALNUM + "_-"),
+           not_after=_ALNUM + "_-", accept=_random_run),
     _shape("stripe_key", "sk_live_ sk_test_ rk_live_ rk_test_ whsec_",
            r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})", not_after=_ALNUM),
     _shape("github_token", "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
@@ -133,16 +146,18 @@ SHAPES: tuple[Shape, ...] = (
     _shape("authorization", "authorization",
            r"authorization[\"']?\s*[:=]\s*[\"']?(?:" + _SCHEMES + r"[ \t]+)?"
            r"(?!" + _SCHEMES + r"\b)([^\s\"'\\,;]{6,})", 1, lower=True,
-           confirm=r"authorization[\\\"']*\s*[:=]"),
-    _shape("bearer_token", "bearer", r"bearer[ \t]+([a-z0-9._~+/=\-]{16,})", 1, lower=True),
+           confirm=r"authorization[\\\"']*" + _JSON_SPACE + "*[:=]"),
+    _shape("bearer_token", "bearer", r"bearer[ \t]+([a-z0-9._~+/=\-]{16,})", 1, lower=True,
+           confirm=r"bearer" + _JSON_TAB + r"+[a-z0-9._~+/=\-]{16,}"),
     _shape("basic_auth", "basic", r"basic[ \t]+([a-z0-9+/]{8,}={0,2})", 1, lower=True,
-           accept=_basic_credentials),
+           accept=_basic_credentials, confirm=r"basic" + _JSON_TAB + r"+[a-z0-9+/]{8,}"),
     _shape("url_password", "://", r"://[^\s/?#@:'\"]*:([^\s/?#@'\"]+)@", 1,
            confirm=r"://[^\s/?#@]*:[^\s/?#@]*@"),
     _shape("cli_password", "--pass --token --secret --api-key --apikey --access-key",
            r"--(?:password|passwd|pass|token|secret|api-key|apikey|access-key)(?:=|[ \t]+)"
            r"([^\s\"'-][^\s\"']*)", 1, lower=True, not_after=_ALNUM + "-", accept=_assigned,
-           confirm=r"--(?:pass|token|secret|api-key|apikey|access-key)[a-z]*(?:=|[ \t])"),
+           confirm=r"--(?:pass|token|secret|api-key|apikey|access-key)[a-z]*(?:=|"
+           + _JSON_TAB + ")"),
     # NAME=value / NAME: value / "name": "value" / name = 'value' in free text (.env, YAML, JSON)
     _assignment("password", "password", "passwd", "passphrase"),
     _assignment("secret key", "secret_key", "secret-key", "secretkey"),

@@ -67,13 +67,17 @@ class Resuming(Reading):
         from .recovery.baseline import current_workspace, find_moved
         from .recovery.subsystems.worktree import Worktree
 
-        recorded = replayed.state.get(Worktree).recorded()
+        worktree = replayed.state.get(Worktree)
+        try:
+            recorded = worktree.recorded()
+        except ValueError:  # unreadable: the worktree's validation says so (blocked)
+            recorded = None
         report = assess(replayed, current_workspace(workspace, requested=requested,
-                                                    recorded=recorded),
+                                                    recorded=recorded,
+                                                    recorded_cwd=worktree.state["cwd"]),
                         thread_id=thread)
         kinds = {d.kind for d in report.differences}
         if kinds & {"cwd_missing", "branch", "head"}:
-            recorded = replayed.state.get(Worktree).recorded()
             if recorded is None:
                 return report
             if "cwd_missing" in kinds and recorded.identity is not None:

@@ -157,10 +157,13 @@ class Session(OperationCalls):
 
     def _append_operations(self, prepared: list[tuple[str, bytes]],
                            level: Durability) -> list[Ack]:
-        """Append a batch holding operations: a re-delivered one gets its first ack instead."""
+        """Append a batch holding operations: a re-delivered one gets its first ack instead (at
+        `level`: a first delivery still buffered is written out first), and a second final
+        status of one operation in the batch is refused, as after a recorded one."""
         bodies: list[bytes] = []
         plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
         first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
+        final: dict[str, str] = {}  # operation id -> the final status new in this batch
         for kind, body in prepared:
             if kind == "operation":
                 record = orjson.loads(body)
@@ -174,10 +177,18 @@ class Session(OperationCalls):
                     same_args(record, digest)
                     plan.append(("again", index, record))
                     continue
+                if key[1] != "started" and final.setdefault(key[0], key[1]) != key[1]:
+                    raise InvalidEvent(f"status: operation {key[0]} already {final[key[0]]}; "
+                                       f"it cannot be {key[1]} too")
                 first_in_batch[key] = (len(bodies), record.get("args_digest"))
             plan.append(("new", len(bodies), None))
             bodies.append(body)
-        written = self._append(bodies, level) if bodies else []
+        if bodies:
+            written = self._append(bodies, level)  # buffered records are written first
+        else:
+            written = []
+            if level is not Durability.NONE:  # a first delivery may still sit in the buffer
+                self.writer.recorder.flush()
         out = []
         for how, ref, record in plan:
             if how == "new":
@@ -185,7 +196,7 @@ class Session(OperationCalls):
                 continue
             first = ref if how == "known" else written[ref]
             self.state.apply({**record, "seq": None})  # counted as a duplicate delivery
-            out.append(Ack(first.seq, first.durability, duplicate=True))
+            out.append(Ack(first.seq, level, duplicate=True))
         return out
 
     def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,
@@ -194,6 +205,9 @@ class Session(OperationCalls):
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
         data = plain(event) if isinstance(event, Event) else event
         kind = data.get("type") if isinstance(data, dict) else None
+        if isinstance(kind, str) and kind.__class__ is not str:  # a str Enum, a crafted string:
+            kind = str.__str__(kind)  # the text orjson writes, as every check below sees it
+            data = {**data, "type": kind}
         if isinstance(kind, str):  # then `data` is a dict; any other type is refused by validation
             if kind in KEEPER_TYPES and not own:
                 raise InvalidEvent(f"type: {kind!r} records are written by Session Keeper itself")
@@ -239,7 +253,9 @@ class Session(OperationCalls):
         return dict(plain(now))
 
     def _workspace_path(self, path: str) -> str:
-        """A file path as file history keys it: relative to the workspace, with `/`."""
+        """A file path as file history keys it: relative to the workspace, with `/` (a `\\` is a
+        separator too, as `file_history.norm_path` takes it)."""
+        path = path.replace("\\", "/")
         if not os.path.isabs(path) and os.path.normpath(path) == path and path != ".." \
                 and not path.startswith(".." + os.sep):  # already relative and normal (git's)
             return path.replace(os.sep, "/")
@@ -351,12 +367,17 @@ class Session(OperationCalls):
         """Snapshot (when enough was written since the last one), flush, fsync, release the thread."""
         if self._on_close is not None:
             self._on_close(self)
-        if self.writer.recorder.read_only_reason is None:
-            if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
-                self.snapshot()
-            else:
-                self.writer.summary = dict(self.summary())
-        self.writer.close()
+        try:
+            if self.writer.recorder.read_only_reason is None:
+                if self._since_snapshot and self._since_snapshot >= self._snapshot_bytes:
+                    self.snapshot()
+                else:
+                    self.writer.summary = dict(self.summary())
+        except SessionKeeperError as exc:  # the records are written: the snapshot only saves time
+            log.warning("snapshot of %s at close failed (the next read replays the tail): %s",
+                        self.session_id, exc)
+        finally:
+            self.writer.close()
 
     def __enter__(self) -> Session:
         return self

@@ -151,9 +151,9 @@ def test_an_imported_row_shows_the_todo_list_and_keeps_it_across_appends(store_d
 
 def test_a_root_whose_path_looks_like_a_credential_is_still_read_on_from_its_checkpoint(
         store_dir: Path, tmp_path: Path) -> None:
-    """Fixture: the Claude `intact` home copied under a folder named like an OpenAI key (as
-    mkdtemp names the benchmarks' folders); a title line appended between listings."""
-    folder = "sk-bench-agent-index-q9ETG5PS"
+    """Fixture: the Claude `intact` home copied under a folder named like an OpenAI key (`sk-`
+    and a random run of 16+ letters and digits); a title line appended between listings."""
+    folder = "sk-bench-agent-index-q9ETG5PSxa81KdPz2mQw"
     assert redact_text(folder) != folder  # the premise: the path itself redacts
     home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / folder / "claude"))
     keeper = _keeper(store_dir, claude=home)

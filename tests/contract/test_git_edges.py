@@ -103,3 +103,83 @@ def test_the_plain_switch_back_is_a_checkout(store_dir, repo: Path):
     git(repo, "checkout", "-q", "main")
     assert keeper.check_resume(thread.thread_id, workspace=str(repo)).switch_back == (
         "git checkout fix/payment")
+
+
+def test_a_shallow_clone_of_the_same_repository_is_drift_not_another_repository(store_dir, repo,
+                                                                                  tmp_path):
+    """Fixture: `repo` with origin set and three commits, a session recorded there; the repository
+    moves on one commit and a CI-style shallow clone (depth 1) of it is checked: its history is
+    cut, so the boundary commit is no root commit and the repository is known by its origin."""
+    origin = "https://example.com/team/payment.git"
+    git(repo, "remote", "add", "origin", origin)
+    for n in (2, 3):
+        (repo / "payment.py").write_text(f"def charge(amount):\n    return amount * {n}\n")
+        git(repo, "commit", "-qam", f"change {n}")
+    keeper = Keeper(store_dir)
+    thread = keeper.start(repo)
+    thread.close()
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    git(repo, "commit", "-qam", "round")
+    ci = tmp_path / "ci-checkout"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "fix/payment", f"file://{repo}",
+        str(ci))
+    git(ci, "remote", "set-url", "origin", origin)
+    report = keeper.check_resume(thread.thread_id, workspace=str(ci))
+    assert report.verdict == "drift"
+    assert [d.kind for d in report.differences] == ["relocated", "head"]
+    other = init_repo(tmp_path / "other", {"a.py": "x = 1\n"})  # a shallow clone of another one
+    shallow_other = tmp_path / "shallow-other"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{other}", str(shallow_other))
+    git(shallow_other, "remote", "set-url", "origin", "https://example.com/team/other.git")
+    assert keeper.check_resume(thread.thread_id, workspace=str(shallow_other)).verdict == "blocked"
+
+
+def test_a_tag_named_like_the_branch_is_no_branch_drift(store_dir, repo):
+    """Fixture: `repo` on fix/payment; a tag `fix/payment` made after the session started (git
+    then abbreviates the branch as `heads/fix/payment`), and a second session started with it."""
+    keeper = Keeper(store_dir)
+    before = keeper.start(repo)
+    before.close()
+    git(repo, "tag", "fix/payment")
+    report = keeper.check_resume(before.thread_id, workspace=str(repo))
+    assert (report.verdict, report.differences) == ("ok", [])
+    from sessionkeeper.hooks.tools import _head_moved
+
+    with keeper.start(repo) as after:
+        assert after.state["worktree"].recorded().branch == "fix/payment"
+        assert not _head_moved(after, str(repo))  # an agent's shell tool: no baseline refresh
+
+
+def test_checked_from_another_directory_of_the_repository_files_are_compared_where_they_are(
+        store_dir, repo):
+    """Fixture: `repo`; a session started in its subdirectory server/ wrote server/config.py
+    (recorded as config.py, relative to its cwd) and ran the tests; checked from the repository
+    root: the file is found at its place (no false file_missing, tests not stale), and an edit
+    made to it afterwards is reported."""
+    (repo / "server").mkdir()
+    (repo / "server" / "config.py").write_text("x = 1\n")
+    keeper = Keeper(store_dir)
+    with keeper.start(repo / "server") as session:
+        (repo / "server" / "config.py").write_text("x = 2\n")
+        session.record({"type": "file_change", "path": "config.py"})
+        session.record({"type": "verifier", "kind": "tests", "passed": 3, "total": 3})
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert [d.kind for d in report.differences] == ["relocated"]
+    assert report.invalidated == [] and report.rerun_verifier is False
+    (repo / "server" / "config.py").write_text("x = 3\n")
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert [(d.kind, (d.recorded or {}).get("path") if d.kind != "relocated" else None)
+            for d in report.differences] == [("relocated", None), ("file_changed", "config.py")]
+    assert report.rerun_verifier is True
+
+
+def test_a_workspace_named_like_sk_words_is_recorded_as_it_is(store_dir, tmp_path):
+    """Fixture: a repository in a directory named `sk-learn-experiments-2024-refactor` (not a
+    key: words): its cwd is recorded unredacted, so the thread resumes ok there and is listed."""
+    workspace = init_repo(tmp_path / "sk-learn-experiments-2024-refactor", {"a.py": "x = 1\n"})
+    keeper = Keeper(store_dir)
+    with keeper.start(workspace) as session:
+        assert session.writer.meta["cwd"] == str(workspace)
+    report = keeper.check_resume(session.thread_id, workspace=str(workspace))
+    assert (report.verdict, report.differences) == ("ok", [])
+    assert [t.thread_id for t in keeper.threads(workspace=str(workspace))] == [session.thread_id]

@@ -117,6 +117,26 @@ def test_a_renamed_repository_is_found_and_offered_for_relocation(seeded, repo, 
     session.close()
 
 
+def test_relocating_continues_over_no_other_drift_than_the_relocation(seeded, repo, tmp_path):
+    """Fixture: seeded (branch fix/payment); the repository renamed and, there, main checked out;
+    the user accepts the relocation the blocked check offered: the branch change at the new
+    place was never accepted, so nothing continues and the report shows it."""
+    keeper, thread, _ = seeded
+    renamed = tmp_path / "repo-a-renamed"
+    shutil.move(repo, renamed)
+    git(renamed, "checkout", "-q", "main")
+    assert keeper.check_resume(thread, workspace=str(repo)).relocate_to == str(renamed)
+    moved, session = keeper.resume(thread, workspace=str(repo), decision="relocate")
+    assert session is None
+    assert moved.verdict == "drift" and [d.kind for d in moved.differences] == [
+        "relocated", "branch"]
+    here, session = keeper.resume(thread, workspace=str(renamed), decision="relocate")
+    assert session is None and here.verdict == "drift"
+    accepted, session = keeper.resume(thread, workspace=str(renamed), decision="continue")
+    assert session is not None and accepted.continued
+    session.close()
+
+
 def test_other_repository_blocks(seeded, tmp_path):
     """Fixture: seeded; resume attempted from an unrelated repository."""
     keeper, thread, _ = seeded
@@ -395,3 +415,65 @@ def test_resume_keeps_the_models_overrides(store_dir, repo):
         assert session.state["model"].summary()["overrides"] == {"temperature": 0.2,
                                                                  "reasoning": "high"}
         session.close()
+
+
+@pytest.mark.parametrize("baseline", [{"identity": "not an object"}, {"identity": [1]},
+                                      {"identity": {"root_commits": "abc", "bogus": 1}}])
+def test_a_crafted_unreadable_baseline_blocks_the_resume_never_a_traceback(store_dir, repo,
+                                                                           baseline):
+    """Fixture: a session in `repo` whose rollout gained a `baseline` record with a valid
+    checksum but a malformed identity (a crafted or foreign file): the check and the resume say
+    blocked (baseline_unreadable) instead of raising ValueError."""
+    import orjson
+
+    from sessionkeeper.store.codec import frame
+
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.close()
+    with open(session.writer.path, "ab") as handle:
+        handle.write(frame(session.writer.last_seq + 1, b"2026-12-01T00:00:00.000Z",
+                           orjson.dumps({"type": "baseline", "branch": "fix/payment",
+                                         **baseline})))
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]
+    resumed, again = keeper.resume(session.thread_id, workspace=str(repo), decision="continue")
+    assert resumed.verdict == "blocked" and again is None
+
+
+def test_a_crafted_baseline_with_paths_of_the_wrong_type_blocks_never_a_traceback(store_dir,
+                                                                                  repo):
+    """Fixture: a session in `repo` whose rollout gained a checksum-valid `baseline` record of
+    the same repository (its root commit) whose worktree is a number and repo_root a list: the
+    check says baseline_unreadable (blocked) instead of raising TypeError."""
+    import orjson
+
+    from sessionkeeper.store.codec import frame
+
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.close()
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    with open(session.writer.path, "ab") as handle:
+        handle.write(frame(session.writer.last_seq + 1, b"2026-12-01T00:00:00.000Z",
+                           orjson.dumps({"type": "baseline", "worktree": 5, "repo_root": [1],
+                                         "identity": {"root_commits": [root]},
+                                         "branch": "fix/payment"})))
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]
+
+
+def test_a_snapshot_whose_worktree_state_is_crafted_blocks_never_a_traceback(store_dir, repo):
+    """Fixture: a session in `repo` whose snapshot (written by the session itself, so every
+    integrity check passes) holds a worktree state with a cwd that is a number, as a crafted
+    file could: the check says baseline_unreadable (blocked) instead of raising TypeError."""
+    keeper = Keeper(store_dir)
+    session = keeper.start(repo)
+    session.state["worktree"].state["cwd"] = 5
+    session.snapshot()
+    session.writer.close()  # not Session.close: that would snapshot the state once more
+    report = keeper.check_resume(session.thread_id, workspace=str(repo))
+    assert report.verdict == "blocked"
+    assert [d.kind for d in report.differences] == ["baseline_unreadable"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from pathlib import Path
 
@@ -131,3 +132,84 @@ def test_a_file_under_a_symlinked_workspace_path_is_the_workspace_file(store_dir
         assert session.state["file_history"].last("payment.py") is not None
         with pytest.raises(InvalidEvent, match="outside the workspace"):
             session.record({"type": "file_change", "path": str(tmp_path / "elsewhere.py")})
+
+
+@pytest.mark.parametrize("level", ["written", "durable"])
+def test_a_redelivery_acknowledged_as_written_finds_its_first_delivery_on_disk(session, level):
+    """Fixture: `session`; op-b started with durability none (buffered), then delivered again
+    asking for `level`: the duplicate's ack is exactly true, the file holds the record."""
+    started = {"type": "operation", "operation_id": "op-b", "tool": "shell", "status": "started"}
+    first = session.record(started, durability="none")
+    assert b'"op-b"' not in Path(session.path).read_bytes()  # still in the process's buffer
+    again = session.record(dict(started), durability=level)
+    assert (again.seq, again.duplicate, again.durability.value) == (first.seq, True, level)
+    assert b'"op-b"' in Path(session.path).read_bytes()
+
+
+def test_two_final_statuses_of_one_operation_in_one_batch_are_refused_and_nothing_written(
+        session):
+    """Fixture: `session`; one record_many saying op-c committed and failed."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="already committed"):
+        session.record_many([
+            {"type": "operation", "operation_id": "op-c", "tool": "shell", "status": "committed"},
+            {"type": "operation", "operation_id": "op-c", "tool": "shell", "status": "failed"}])
+    assert session.writer.last_seq == before
+    assert session.state["operations"].entry("op-c") is None
+
+
+class _Kind(str, enum.Enum):
+    """Record types as a harness may name them: a (str, Enum), whose str() is `_Kind.OPERATION`."""
+
+    OPERATION = "operation"
+
+
+class _Liar(str):
+    """A crafted string: hashes and compares unlike the text orjson writes for it."""
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+
+def test_an_operation_typed_by_a_str_enum_is_deduplicated_and_checked_like_any(session):
+    """Fixture: `session`; op-e recorded with type `_Kind.OPERATION`, delivered again, then once
+    more with other arguments."""
+    started = {"type": _Kind.OPERATION, "operation_id": "op-e", "tool": "shell",
+               "status": "started", "args": {"cmd": "make deploy"}}
+    first = session.record(dict(started))
+    again = session.record(dict(started))
+    assert (again.seq, again.duplicate) == (first.seq, True)
+    with pytest.raises(OperationConflict):
+        session.record({**started, "args": {"cmd": "make destroy"}})
+    assert session.writer.last_seq == first.seq
+    assert Path(session.path).read_bytes().count(b'"op-e"') == 1
+
+
+@pytest.mark.parametrize("forged", [{"type": "snapshot", "through_seq": 0, "state": {}},
+                                    {"type": "lifecycle", "source": "clear", "reason": "forged"}])
+def test_a_keeper_type_named_by_a_crafted_string_is_still_refused(session, forged):
+    """Fixture: `session`; a well-formed keeper record whose type is a str subclass lying about
+    its hash (orjson writes its text)."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="written by Session Keeper itself"):
+        session.record({**forged, "type": _Liar(forged["type"])})
+    assert session.writer.last_seq == before
+
+
+def test_a_path_with_backslashes_is_read_and_keyed_as_file_history_keys_it(session, repo):
+    """Fixture: `session`; file history takes `\\` for a separator (`norm_path`): a path that
+    climbs out that way is refused, and `sub\\\\x.py` is the file sub/x.py."""
+    before = session.writer.last_seq
+    with pytest.raises(InvalidEvent, match="outside the workspace"):
+        session.record_file("x\\..\\..\\evil.txt", content=b"owned\n")
+    assert session.writer.last_seq == before
+    (repo / "sub").mkdir()
+    (repo / "sub" / "x.py").write_text("x = 1\n")
+    session.record({"type": "file_change", "path": "sub\\x.py"})
+    version = session.state["file_history"].last("sub/x.py")
+    assert version is not None
+    assert version["hash"] == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert list(session.state["file_history"].files) == ["sub/x.py"]

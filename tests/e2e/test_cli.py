@@ -223,3 +223,66 @@ def test_integers_beyond_64_bits_are_refused_never_rounded(store_dir, thread):
     assert "seq" in second
     rollout = next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
     assert b"9223372036854775807" in rollout and b"1.8446744073709552e+19" not in rollout
+
+
+@pytest.mark.parametrize("bad", [
+    '{"type": "message", "role": "user", "text": "x", "n": ' + "[" * 100_000
+    + "12345678901234567890" + "]" * 100_000 + "}",
+    '{"type": "operation", "operation_id": "op-n", "tool": "t", "status": "started", '
+    '"args": {"x": NaN, "ref": "build 12345678901234567890123"}}',
+], ids=["nested-100k-deep", "nan"])
+def test_a_line_orjson_would_refuse_is_refused_on_the_exact_integer_path_too(store_dir, thread,
+                                                                              bad):
+    """Fixture: thread; a line with a 19-digit number (decoded by json for exact integers) that
+    is nested 100,000 deep, or holds NaN (not JSON): that line is refused, the next recorded."""
+    session = orjson.loads(run(store_dir, "show", thread, "--json").stdout)["sessions"][0]
+    stream = bad + '\n{"type": "message", "role": "user", "text": "next"}\n'
+    recorded = run(store_dir, "record", "--session", session["session_id"], stdin=stream)
+    assert recorded.returncode == 65 and "Traceback" not in recorded.stderr, recorded.stderr
+    first, second = (orjson.loads(line) for line in recorded.stdout.splitlines())
+    assert first["error"] == "invalid_event" and "seq" in second
+    assert b'"op-n"' not in next(store_dir.rglob("rollout-*.jsonl")).read_bytes()
+
+
+
+def _touched(store_dir: Path, repo: Path) -> str:
+    """A session in `repo` that wrote payment.py and test_payment.py, then ran the tests."""
+    from sessionkeeper.api import Keeper
+
+    with Keeper(store_dir).start(repo) as session:
+        for name in ("payment.py", "test_payment.py"):
+            (repo / name).write_text("changed by the agent\n")
+            session.record({"type": "file_change", "path": name})
+        session.record({"type": "verifier", "kind": "tests", "passed": 2, "total": 2})
+    return session.thread_id
+
+
+def test_a_touched_file_that_became_a_named_pipe_is_drift_and_the_check_never_hangs(store_dir,
+                                                                                      repo):
+    """Fixture: `_touched`; then payment.py replaced by a named pipe nobody writes to."""
+    thread = _touched(store_dir, repo)
+    (repo / "payment.py").unlink()
+    os.mkfifo(repo / "payment.py")
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert done.returncode == 10, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [(d["kind"], d["recorded"]["path"]) for d in report["differences"]] == [
+        ("file_missing", "payment.py")]
+    assert report["rerun_verifier"] is True
+
+
+def test_one_unreadable_touched_file_hides_no_other_difference(store_dir, repo):
+    """Fixture: `_touched`; then payment.py became a directory and test_payment.py a symlink to
+    itself (reading it fails with ELOOP): both are reported, the verdict is drift (exit 10)."""
+    thread = _touched(store_dir, repo)
+    (repo / "payment.py").unlink()
+    (repo / "payment.py").mkdir()
+    (repo / "test_payment.py").unlink()
+    (repo / "test_payment.py").symlink_to("test_payment.py")
+    done = run(store_dir, "--check-resume", thread, "--workspace", str(repo), "--json")
+    assert done.returncode == 10, done.stderr
+    report = orjson.loads(done.stdout)
+    assert [(d["kind"], d["recorded"]["path"]) for d in report["differences"]] == [
+        ("file_missing", "payment.py"), ("file_missing", "test_payment.py")]
+    assert "cannot be read" in report["differences"][1]["detail"]
+    assert report["rerun_verifier"] is True

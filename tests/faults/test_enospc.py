@@ -114,3 +114,21 @@ def test_starting_a_thread_on_a_full_store_is_store_full(small_tmpfs: Path, repo
     with pytest.raises(StoreFull) as caught:
         Keeper(store).start(repo, title="second")
     assert caught.value.exit_code == 74
+
+
+def test_a_snapshot_failing_at_close_still_closes_the_session_and_frees_the_thread(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store; a session with messages recorded, then the file
+    system filled so the snapshot written at close cannot fit: the snapshot is optional (the
+    records are written), so close releases the thread and the thread resumes once space is free."""
+    keeper = Keeper(small_tmpfs / "store")
+    session = keeper.start(repo, title="full at close")
+    acked = [session.record({"type": "message", "role": "user", "text": f"m{n} " + "x" * 2000}).seq
+             for n in range(20)]
+    filler = _fill(small_tmpfs, leave=0)
+    session.close()
+    assert session.writer.recorder.read_only_reason == "closed"
+    filler.unlink()
+    report, resumed = keeper.resume(session.thread_id, workspace=str(repo))
+    assert resumed is not None and report.restored_to_seq >= acked[-1]
+    resumed.close()

@@ -102,3 +102,49 @@ def test_the_prefilter_keeps_every_shape_that_would_redact_something(kind: str, 
     for shape in SHAPES:
         if _apply(shape, orjson.loads(body)["text"]) != orjson.loads(body)["text"]:
             assert shape in plan.shapes, shape.kind
+
+
+@pytest.mark.parametrize("space", ["\t", "\n", "\r\n", "\x0b", "\x1f", "\u00a0", "\u3000"],
+                         ids=["tab", "newline", "crlf", "vtab", "unit-sep", "nbsp", "ideographic"])
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_the_prefilter_keeps_every_shape_when_the_spaces_are_escaped_in_json(
+        kind: str, secret: str, text: str, space: str) -> None:
+    """Fixture: CANARIES whose spaces are tabs, newlines or other whitespace (escaped in the
+    encoded body as `\\t`, `\\n`, `\\u000b`, or not ASCII): every shape that changes the decoded
+    text must be in the body's plan, and the record path redacts what redact_text redacts."""
+    spaced = text.replace(" ", space)
+    body = orjson.dumps({"type": "message", "role": "user", "text": spaced})
+    plan = _plan(body)
+    for shape in SHAPES:
+        if _apply(shape, spaced) != spaced:
+            assert shape in plan.shapes, shape.kind
+    if secret not in redact_text(spaced):
+        assert secret not in orjson.loads(redact_json(body))["text"]
+
+
+@pytest.mark.parametrize("text", ["password\t= hunter2222", "mysql --password\thunter2222",
+                                  "Bearer\tabcdefghijklmnopqrstu", "Basic\tdXNlcjpwYXNzd29yZA==",
+                                  'x = {"password"\t: "hunter2222"}',
+                                  "authorization\n: abcdefghijkl"])
+def test_a_secret_after_a_tab_or_newline_is_redacted_from_an_encoded_body(text: str) -> None:
+    """Fixture: a credential whose name and value a tab or newline separates (`\\t`, `\\n` in the
+    JSON the record path checks)."""
+    out = orjson.loads(redact_json(orjson.dumps({"type": "message", "role": "user",
+                                                 "text": text})))["text"]
+    assert "[REDACTED:" in out and out == redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["cd ~/code/sk-learn-experiments-2024-refactor && make test",
+                                  "/home/ana/sk-ant-colony-simulation-project/src/main.py",
+                                  "notebooks/sk-learn-pipeline-comparison-v2.ipynb"])
+def test_a_name_of_words_after_sk_is_no_api_key(text: str) -> None:
+    """Fixture: directory and file names starting `sk-` (scikit-learn projects are often so
+    named): hyphenated words, no random run, are kept — a redacted path never matches again."""
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("secret", ["sk-" + "3f9a1c07b2e84d6f9a0b5c1d2e3f4a5b",  # 32 hex
+                                    "sk-" + "Ab3" * 16, "sk-proj-" + "x_Y-" * 3 + "Q7" * 20])
+def test_a_key_after_sk_with_a_random_run_is_still_redacted(secret: str) -> None:
+    """Fixture: keys of the `sk-` shape with a run of 16 letters and digits (hex keys too)."""
+    assert secret not in redact_text(f"KEY={secret} and {secret}")

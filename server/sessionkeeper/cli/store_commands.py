@@ -162,10 +162,18 @@ _LONG_NUMBER = re.compile(r"\d{19,}")
 
 def _exact(line: str) -> Any:
     """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
-    refused as not encodable, never stored rounded)."""
+    refused as not encodable, never stored rounded); what orjson refuses is refused here too
+    (NaN and Infinity are no JSON, a line nested too deeply a ValueError, never a traceback)."""
     if _LONG_NUMBER.search(line):
-        return json.loads(line)  # exact integers; orjson would make them floats
+        try:  # exact integers; orjson would make them floats
+            return json.loads(line, parse_constant=_no_constant)
+        except RecursionError:
+            raise ValueError("the line is nested too deeply") from None
     return orjson.loads(line)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def list_threads(args: argparse.Namespace) -> int:

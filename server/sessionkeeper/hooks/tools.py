@@ -150,8 +150,7 @@ def _head_moved(journal: Session, cwd: str) -> bool:
     if recorded is None or not os.path.isdir(cwd):
         return False
     head = gitrun.value(cwd, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-    branch = gitrun.value(cwd, "symbolic-ref", "--short", "-q", "HEAD")
-    return (head, branch) != (recorded.head, recorded.branch)
+    return (head, gitrun.branch(cwd)) != (recorded.head, recorded.branch)
 
 
 def record_tool(journal: Session, hook: HookInput) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .baseline import BLOCKING_KINDS, verdict_of
-from .findings import Difference, Invalidation, Workspace
+from .findings import Difference, Findings, Invalidation, Workspace
 from .replay import Replayed
 from .report import CHOICES, Report
 from .subsystems.worktree import Worktree
@@ -24,7 +24,12 @@ OUTSIDE_GIT = ("outside git: no repository was recorded or found, so branch, HEA
 
 def _validate(replayed: Replayed, workspace: Workspace) -> tuple[list[Difference], list[Invalidation]]:
     """Baseline first; only when it does not block are the other subsystems validated."""
-    baseline = replayed.state.get(Worktree).validate(workspace, {})
+    try:
+        baseline = replayed.state.get(Worktree).validate(workspace, {})
+    except Exception as exc:  # noqa: BLE001 - a crafted state: nothing to compare, no traceback
+        baseline = Findings(differences=[Difference(
+            "baseline_unreadable", None, workspace.root,
+            f"the recorded baseline is unreadable: {exc!r}")])
     if any(d.kind in BLOCKING_KINDS for d in baseline.differences):
         return list(baseline.differences), []
     differences, invalidations = replayed.state.validate(workspace)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,17 +36,32 @@ class PathEscapesRoot(ValueError):
     """A file path that resolves outside the workspace root; it is never read."""
 
 
-def _toplevel(path: str) -> str | None:
-    """The working tree containing `path`; None outside git; GitRefused when git will not read it."""
+def _toplevel(path: str) -> tuple[str, str] | None:
+    """The working tree containing `path` and its repository's common git directory; None
+    outside git; GitRefused when git will not read it."""
     if not os.path.isdir(path):
         return None
-    done = gitrun.run(path, "rev-parse", "--show-toplevel")
-    if done.ok and done.text():
-        return os.path.realpath(done.text())
+    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir")
+    lines = done.text().split("\n") if done.ok else []
+    if len(lines) == 2 and all(lines):
+        return os.path.realpath(lines[0]), os.path.realpath(os.path.join(path, lines[1]))
     refused = gitrun.refusal(done, path)
     if refused is not None:
         raise refused
     return None
+
+
+def _root_commits(top: str, common_dir: str) -> list[str]:
+    """The commits without parents in HEAD's history, sorted. In a shallow clone the commits its
+    history is cut at (`<common dir>/shallow`) have parents, only not here: they are no root
+    commits, and the true ones may be unknown (then the identity rests on the origin URL)."""
+    roots = (gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or "").split()
+    try:
+        with open(os.path.join(common_dir, "shallow"), "rb") as handle:
+            cut = set(handle.read().decode("ascii", "replace").split())
+    except OSError:  # not shallow (the common case: no such file)
+        return sorted(roots)
+    return sorted(r for r in roots if r not in cut)
 
 
 def redact_url(url: str | None) -> str | None:
@@ -57,12 +73,12 @@ def redact_url(url: str | None) -> str | None:
 
 def identity_of(path: str) -> tuple[str, RepoIdentity] | None:
     """Return (worktree, identity) of the repository containing `path`, or None outside git."""
-    top = _toplevel(path)
-    if top is None:
+    found = _toplevel(path)
+    if found is None:
         return None
-    roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
+    top, common = found
     remote = gitrun.value(top, "config", "--get", "remote.origin.url")
-    return top, RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(remote))
+    return top, RepoIdentity(root_commits=_root_commits(top, common), remote_url=redact_url(remote))
 
 
 def _repo_root(top: str) -> str:
@@ -136,14 +152,14 @@ def head_of(path: str) -> Head | None:
     if not os.path.isdir(path):
         return None
     done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir",
-                      "--absolute-git-dir", "HEAD^{commit}", "--abbrev-ref", "HEAD")
+                      "--absolute-git-dir", "HEAD^{commit}", "--symbolic-full-name", "HEAD")
     lines = done.text().split("\n") if done.ok else []
     if len(lines) != 5 or not all(lines):
         return None
     top = os.path.realpath(lines[0])
     common = os.path.realpath(os.path.join(path, lines[1]))
     root = os.path.dirname(common) if os.path.basename(common) == ".git" else top
-    return Head(top, root, None if lines[4] == "HEAD" else lines[4], lines[3], lines[2], common)
+    return Head(top, root, gitrun.branch_of(lines[4]), lines[3], lines[2], common)
 
 
 def capture(path: str | os.PathLike[str], *, dirty: bool = False,
@@ -172,9 +188,9 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
             and known.identity.root_commits:
         identity = known.identity
     else:
-        roots = gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or ""
         url = gitrun.value(top, "config", "--get", "remote.origin.url") if remote else None
-        identity = RepoIdentity(root_commits=sorted(roots.split()), remote_url=redact_url(url))
+        identity = RepoIdentity(root_commits=_root_commits(top, head.common_dir),
+                                remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,
                        dirty=dirty_fingerprint(top) if dirty else None)
@@ -190,7 +206,7 @@ def _capture_slowly(path: str, *, dirty: bool) -> GitBaseline | None:
         repo_root=_repo_root(top),
         worktree=top,
         identity=identity,
-        branch=gitrun.value(top, "symbolic-ref", "--short", "-q", "HEAD"),
+        branch=gitrun.branch(top),
         head=gitrun.value(top, "rev-parse", "--verify", "-q", "HEAD^{commit}"),
         dirty=dirty_fingerprint(top) if dirty else None,
     )
@@ -261,9 +277,11 @@ def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:
 
 def file_hash(root: str | os.PathLike[str], relpath: str, *,
               paths: RealPaths | None = None) -> str | None:
-    """Return the sha256 hex of `root/relpath`, None if it is not a file; refuse escaping paths.
+    """Return the sha256 hex of `root/relpath`, None if it is not a regular file (missing, a
+    directory, a named pipe, a socket, a device); refuse escaping paths.
 
     `paths` (a RealPaths of `root`) resolves many files of one pass with fewer system calls.
+    Opened without blocking (reading a named pipe would wait forever for a writer).
     """
     paths = paths or RealPaths(root)
     target = paths.real(relpath)
@@ -273,11 +291,16 @@ def file_hash(root: str | os.PathLike[str], relpath: str, *,
 
     digest = hashlib.sha256()
     try:
-        with open(target, "rb") as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while chunk := os.read(fd, _CHUNK):
+            digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -308,10 +331,13 @@ def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str |
 
 
 def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
-                      recorded: GitBaseline | None = None) -> Workspace:
+                      recorded: GitBaseline | None = None,
+                      recorded_cwd: str | None = None) -> Workspace:
     """Build the Workspace subsystems validate against: existence, baseline now, file hashing.
 
     `recorded`: the thread's baseline (its identity is reused when HEAD is the same commit).
+    `recorded_cwd`: the directory the thread's file paths are relative to; when `root` is another
+    directory of the same repository, the files are hashed at that directory's place in it.
     When git refuses the workspace, the baseline is None and `git_note` says git's reason.
     """
     from .findings import Workspace
@@ -324,14 +350,31 @@ def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,
             baseline = capture(root, known=recorded)
         except GitRefused as exc:
             note = str(exc)
+    files = _files_root(root, baseline, recorded, recorded_cwd)
     return Workspace(
         root=root,
         exists=exists,
         baseline=baseline,
-        file_hash=lambda rel: file_hash(root, rel) if exists else None,
+        file_hash=lambda rel: file_hash(files, rel) if exists else None,
         requested=dict(requested or {}),
         git_note=note,
     )
+
+
+def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | None,
+                recorded_cwd: str | None) -> str:
+    """Where the thread's cwd-relative file paths lie now: `root`, unless it is another
+    directory of the same repository than the recorded cwd (then that cwd's place in it)."""
+    if current is None or recorded is None or not isinstance(recorded_cwd, str) \
+            or not current.worktree or not recorded.worktree:
+        return root
+    same = same_repository(recorded.identity, current.identity)
+    if not (same or same is None and _real(recorded.repo_root) == _real(current.repo_root)):
+        return root
+    offset = os.path.relpath(recorded_cwd, recorded.worktree)
+    if offset.startswith(".."):
+        return root
+    return os.path.normpath(os.path.join(current.worktree, offset))
 
 
 def blocks(difference: Difference) -> bool:

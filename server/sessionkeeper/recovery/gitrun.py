@@ -65,6 +65,17 @@ def value(cwd: str | os.PathLike[str], *args: str) -> str | None:
     return done.text().strip() or None if done.ok else None
 
 
+def branch_of(ref: str | None) -> str | None:
+    """The branch a symbolic ref of HEAD names (`refs/heads/x` -> `x`), None when detached.
+    Never `--abbrev-ref` / `symbolic-ref --short`: they answer `heads/x` once a tag `x` exists."""
+    return ref[len("refs/heads/"):] if ref and ref.startswith("refs/heads/") else None
+
+
+def branch(cwd: str | os.PathLike[str]) -> str | None:
+    """The branch checked out in `cwd` (unborn included), None when detached or outside git."""
+    return branch_of(value(cwd, "symbolic-ref", "-q", "HEAD"))
+
+
 def refusal(done: GitResult, where: str) -> GitRefused | None:
     """GitRefused with git's reason when a failure is git refusing `where` (not "outside git")."""
     if done.ok or _OUTSIDE in done.stderr:

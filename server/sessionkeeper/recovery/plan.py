@@ -1,7 +1,8 @@
 """Planning a resume: a report and the user's decision give the one action to carry out. Pure.
 
-Nothing continues over drift without an explicit decision, and nothing continues when blocked
-(a blocked thread can be relocated, forked or exported).
+Nothing continues over drift without an explicit decision (`relocate` accepts a relocation only,
+no other difference), and nothing continues when blocked (a blocked thread can be relocated,
+forked or exported).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def plan(report: Report, decision: Decision | None) -> Action:
         return Action("relocate", workspace=report.relocate_to)
     if report.verdict == "ok" and decision in (None, "continue"):
         return Action("continue", _reason(report))
-    if report.verdict == "drift" and decision in ("continue", "relocate"):
+    if report.verdict == "drift" and (decision == "continue" or decision == "relocate" and all(
+            d.kind == "relocated" for d in report.differences)):  # relocating accepts no more
         return Action("continue", _reason(report))
     return Action("stop")

@@ -175,6 +175,11 @@ class FileHistory(Subsystem):
                 detail = f"{path} is outside the workspace"
                 diffs.append(Difference("file_missing", last, None, detail))
                 continue
+            except OSError as exc:  # a symlink loop, a socket, no permission: this file only
+                current = {"path": path, "hash": None, "author": "external"}
+                diffs.append(Difference("file_missing", last, current,
+                                        f"{path} cannot be read ({exc.strerror or exc})"))
+                continue
             if now == last["hash"]:
                 continue
             current = {"path": path, "hash": now, "author": "external"}

@@ -23,6 +23,13 @@ def baseline_of(raw: object) -> GitBaseline | None:
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, dict):
         raise ValueError("baseline.identity is not an object")
+    for name, value in [*((k, raw.get(k)) for k in _FIELDS if k != "identity"),
+                        *(("identity.remote_url", (identity or {}).get("remote_url")),)]:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"baseline.{name} is not a string")
+    roots = (identity or {}).get("root_commits", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+        raise ValueError("baseline.identity.root_commits is not a list of strings")
     try:
         fields = {k: raw.get(k) for k in _FIELDS if k != "identity"}
         return GitBaseline(**fields, identity=RepoIdentity(**identity) if identity else None)
