@@ -71,8 +71,12 @@ export async function showOutcome(ui: ResumeUi, report: Report, title: string, v
 }
 
 async function resumeWith(deps: ResumeDeps, id: string, name: string, decision: 'continue' | 'fork' | 'relocate'): Promise<ResumeEnd> {
-  const { request, ui, workspace, log } = deps;
-  const result = await request('session/resume', { thread_id: id, workspace, decision });
+  return resumed(deps, await deps.request('session/resume', { thread_id: id, workspace: deps.workspace, decision }), id, name, decision);
+}
+
+/** Shows what a resume brought back and runs an agent's own resume command. */
+async function resumed(deps: ResumeDeps, result: ResumeResult, id: string, name: string, decision: 'continue' | 'fork' | 'relocate'): Promise<ResumeEnd> {
+  const { ui, log } = deps;
   const r = result.report;
   log.info(`Resume “${name}” (${id}): ${decision} → verdict ${r.verdict}, ${result.session_id ? `session ${result.session_id} of thread ${result.thread_id}` : 'nothing continued'}`);
   const command = agentCommand(result);
@@ -169,6 +173,14 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
     if (pick === 'Open') await ui.openFile(path);
     return { kind: 'exported', path };
   }
-  if (choice === 'relocate') return resumeWith(deps, id, name, 'relocate');
+  if (choice === 'relocate') {
+    const moved = await request('session/resume', { thread_id: id, workspace, decision: 'relocate' });
+    if (!moved.session_id && moved.report.verdict === 'drift' && report.relocate_to) {
+      // the new place differs in more than its path (a branch, HEAD, files): ask about that there
+      log.info(`Resume “${name}”: ${report.relocate_to} differs in more than its path; asking`);
+      return resumeFlow({ ...deps, workspace: report.relocate_to }, id, name);
+    }
+    return resumed(deps, moved, id, name, 'relocate');
+  }
   return { kind: 'cancelled' };
 }

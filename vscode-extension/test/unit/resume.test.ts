@@ -20,14 +20,14 @@ function plan(over: Partial<SwitchBackResult> = {}): SwitchBackResult {
  * dialogs in turn: a number is "the button at that index" (0 = the default, what Enter picks),
  * undefined is Cancel / Escape.
  */
-function fakes(checks: Report[], modal: (number | undefined)[] = [], opts: { switchBack?: SwitchBackResult[]; command?: AgentCommand; current?: string } = {}) {
+function fakes(checks: Report[], modal: (number | undefined)[] = [], opts: { switchBack?: SwitchBackResult[]; command?: AgentCommand; current?: string; resumes?: ResumeResult[] } = {}) {
   const shown: Shown[] = [];
   const did: string[] = [];
   const terminals: { command: AgentCommand; title: string }[] = [];
   const plans = [...(opts.switchBack ?? [])];
   const r = requester({
     'session/checkResume': () => checks.shift() ?? report(),
-    'session/resume': (p: { decision: string; thread_id: string }) => ({
+    'session/resume': (p: { decision: string; thread_id: string }) => opts.resumes?.shift() ?? ({
       report: { ...report(), decision: p.decision }, thread_id: p.decision === 'fork' ? 'new-thread' : p.thread_id, session_id: 'sess-2',
       ...(opts.command ? { command: opts.command } : {}),
     } as ResumeResult),
@@ -169,6 +169,18 @@ test('blocked explains why and can fork, export or relocate', async () => {
   const relocate = fakes([{ ...blocked, relocate_to: '/moved' }], [0]);
   await resumeFlow(relocate.deps, TID);
   assert.deepEqual(relocate.methods(), ['session/checkResume', 'session/resume:relocate']);
+});
+
+test('a relocation that finds more than a new path asks about that drift there', async () => {
+  const blocked = report({ verdict: 'blocked', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'], relocate_to: '/moved' });
+  const there = report({ verdict: 'drift', differences: [diff('relocated', '/gone', '/moved'), diff('branch', 'fix/payment', 'main')], choices: ['continue', 'switch_back', 'fork', 'cancel'] });
+  const stopped = { report: there, thread_id: TID, session_id: null } as ResumeResult;
+  const f = fakes([blocked, there], [0, 1], { resumes: [stopped] });
+  const end = await resumeFlow(f.deps, TID);
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:relocate', 'session/checkResume', 'session/resume:continue']);
+  assert.equal((f.calls[3]?.params as { workspace: string }).workspace, '/moved');
+  assert.equal(f.shown[1]?.kind, 'warning', 'the drift at the new place is asked about');
+  assert.equal(end.kind, 'resumed');
 });
 
 test('without a thread id the latest thread of the workspace is checked', async () => {
