@@ -165,3 +165,9 @@ def test_git_dirs_of_a_linked_worktree_and_git_state_paths(repo: Path, tmp_path:
             if is_git_state(p)] == ["HEAD", "refs/heads/main", "packed-refs", "index.lock"]
 
 
+
+
+def test_head_names_the_branch_when_a_tag_has_its_name(repo: Path) -> None:
+    """Fixture: `repo` on fix/payment, with a tag also named fix/payment."""
+    git(repo, "tag", "fix/payment")
+    assert gitops.head(str(repo)).branch == "fix/payment"

@@ -56,7 +56,7 @@ class Head:
 def head(path: str) -> Head | None:
     """HEAD of the worktree holding `path`; None outside git."""
     commit = gitrun.value(path, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-    branch = gitrun.value(path, "symbolic-ref", "--short", "-q", "HEAD")
+    branch = gitrun.branch(path)
     if commit is None and branch is None and git_dirs(path) is None:
         return None
     return Head(branch=branch, commit=commit)
