@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from sessionkeeper.api import Keeper
+from sessionkeeper.errors import IndexBusy
+from sessionkeeper.store.index import ListQuery
+from sessionkeeper.store.store import Store
 
 from ..seed import redate
 
@@ -65,3 +69,37 @@ def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir,
     report = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
     assert report.restored_to_seq == two.writer.last_seq
     assert report.subsystems["todos"].summary["done"] == 1
+
+
+HOLD = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("holding", flush=True)
+sys.stdin.read()
+db.execute("ROLLBACK")
+"""
+
+
+def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_index_aside(
+        store_dir, repo):
+    """Fixture: a store with one thread; another process holds the index's write transaction (as
+    its rebuild in place or its import of agent files does) while this process lists and rebuilds."""
+    Keeper(store_dir).start(repo, title="kept").close()
+    index = store_dir / "state.db"
+    inode = index.stat().st_ino
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(index)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        listed = Store(store_dir).list_threads(ListQuery())
+        assert [t.title for t in listed] == ["kept"]
+        with pytest.raises(IndexBusy):
+            Store(store_dir).rebuild()
+        assert not list(store_dir.glob("state.db.corrupt-*")), "a busy index was set aside"
+        assert index.stat().st_ino == inode
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert [t.title for t in Store(store_dir).list_threads(ListQuery())] == ["kept"]
