@@ -114,3 +114,26 @@ def test_starting_a_thread_on_a_full_store_is_store_full(small_tmpfs: Path, repo
     with pytest.raises(StoreFull) as caught:
         Keeper(store).start(repo, title="second")
     assert caught.value.exit_code == 74
+
+
+def test_enospc_on_a_none_record_too_large_to_buffer_is_store_full_and_recording_continues(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store, filled up; a `none` session with nothing buffered
+    records a message larger than its buffer (so it is written at once)."""
+    store = small_tmpfs / "store"
+    session = Keeper(store, durability="none").start(repo, title="enospc large none")
+    ledger = Ledger("ENOSPC on tmpfs (none, larger than the buffer)")
+    size, seq = os.path.getsize(session.path), session.writer.recorder.next_seq
+    filler = _fill(small_tmpfs, leave=0)
+    with pytest.raises(StoreFull):
+        session.record({"type": "message", "role": "user", "text": "big " + "x" * 200_000})
+    ledger.refused.append("big")
+    assert session.writer.recorder.read_only_reason is None, "nothing acknowledged was lost"
+    assert os.path.getsize(session.path) == size == session.writer.recorder.size
+    filler.unlink()
+    ack = session.record({"type": "message", "role": "user", "text": "after"},
+                         durability=Durability.WRITTEN)
+    assert ack.seq == seq, "the failed record's seq was not given back"
+    ledger.acked[ack.seq] = "after"
+    session.close()
+    ledger.check(Path(session.path))

@@ -130,12 +130,12 @@ class Recorder:
             else:
                 lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
                 self.next_seq = first + count
-                if level is _NONE:
+                if level is not _NONE:
+                    self._flush_locked(lines)
+                elif self._buffered + (size := sum(map(len, lines))) < _BUFFER_LIMIT:
                     self._buffer += lines
-                    self._buffered += sum(map(len, lines))
-                    if self._buffered >= _BUFFER_LIMIT:
-                        self._flush_locked()
-                else:
+                    self._buffered += size
+                else:  # written with the buffer: a failed write loses only what the buffer held
                     self._flush_locked(lines)
                 written = self._written
         finally:
