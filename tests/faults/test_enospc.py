@@ -20,6 +20,8 @@ from sessionkeeper.api import Keeper
 from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
 from sessionkeeper.events import Durability
 from sessionkeeper.session import Session
+from sessionkeeper.store.recorder import Recorder
+from sessionkeeper.store.sinks import FileSink
 
 from .conftest import Ledger
 
@@ -137,3 +139,30 @@ def test_enospc_on_a_none_record_too_large_to_buffer_is_store_full_and_recording
     ledger.acked[ack.seq] = "after"
     session.close()
     ledger.check(Path(session.path))
+
+
+def _descriptors_of(path: Path) -> list[str]:
+    """This process's open descriptors on `path`."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+        except OSError:  # the descriptor listdir itself used
+            continue
+    return found
+
+
+def test_a_recorder_that_cannot_write_its_buffer_on_close_still_closes_its_file(
+        small_tmpfs: Path) -> None:
+    """Fixture: small_tmpfs; a rollout's recorder holding a `none` record when the disk fills up."""
+    path = small_tmpfs / "rollout.jsonl"
+    recorder = Recorder(FileSink(path), durability=Durability.NONE)
+    recorder.append([b'{"type":"message","role":"user","text":"' + b"x" * 30_000 + b'"}'])
+    _fill(small_tmpfs, leave=0)
+    assert _descriptors_of(path)
+    with pytest.raises(DurabilityLost, match="acknowledged buffered"):
+        recorder.close()
+    assert _descriptors_of(path) == [], "the rollout's descriptor leaked"
+    with pytest.raises(SessionReadOnly):
+        recorder.append([b'{"type":"message","role":"user","text":"later"}'])

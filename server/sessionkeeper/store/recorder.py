@@ -161,22 +161,23 @@ class Recorder:
             self._wait_synced(end)
 
     def close(self) -> None:
-        """Flush what is buffered, fsync, and release the sink; later appends raise."""
+        """Flush what is buffered, fsync, and release the sink (also when those fail); later
+        appends raise."""
         with self._write_lock:
             if self._closed:
                 return
-            try:
+        try:
+            with self._write_lock:
                 if self._failure is None:
                     self._flush_locked()
-            finally:
                 end = self._written
-        try:
             if self._failure is None:
                 self._wait_synced(end)
         finally:
             with self._write_lock:
-                self._closed = True
-                self.sink.close()
+                if not self._closed:
+                    self._closed = True
+                    self.sink.close()
 
     def _ensure_writable(self) -> None:
         reason = self.read_only_reason
