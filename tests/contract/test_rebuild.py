@@ -92,3 +92,18 @@ def test_an_empty_pending_marker_names_no_rollout_and_the_listing_goes_on(record
     assert recorded.probe(str(recorded.layout.root), False) == "not a rollout file name"
     assert recorded.catch_up() == []
     assert len(recorded.rebuild()) == 3 and recorded.index().sessions()
+
+
+def test_a_thread_whose_meta_line_is_longer_than_the_probe_window_survives_a_rebuild(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: a thread started with a 100 KB title (its session_meta line is over 64 KiB), then
+    the index deleted."""
+    session = Keeper(store_dir).start(repo, title="long " + "t" * 100_000)
+    session.record({"type": "message", "role": "user", "text": "one"})
+    session.close()
+    (store_dir / "state.db").unlink()
+    store = Store(store_dir)
+    assert store.rebuild() == {"sessions": 1, "threads": 1, "unindexable": 0}
+    [row] = store.thread_sessions(session.thread_id)
+    assert row.last_seq == session.writer.last_seq and row.title is not None
+    assert row.title.startswith("long ")

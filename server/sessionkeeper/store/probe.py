@@ -101,6 +101,11 @@ def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow
         if info.st_size == 0:
             return "empty file"
         head = os.pread(fd, _PROBE, 0)
+        while b"\n" not in head and len(head) < info.st_size:  # a meta line beyond the window
+            more = os.pread(fd, len(head), len(head))
+            if not more:
+                break
+            head += more
         first = head.split(b"\n", 1)[0] if b"\n" in head else b""
         meta, legacy = decode(first), False
         if meta is None:
