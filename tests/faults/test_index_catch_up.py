@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -15,6 +16,8 @@ from typing import Any
 import orjson
 
 from sessionkeeper.api import Keeper
+
+from .conftest import Child, unavailable
 
 
 def cli(store: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -83,6 +86,41 @@ def test_fsck_repair_sets_an_empty_rollout_aside(store_dir, repo):
     assert [q.reason.split(" ")[0] for q in report.quarantined] == ["empty"]
     assert not empty.exists() and (store_dir / "quarantine" / f"{empty.name}.empty").exists()
     assert keeper.fsck(repair=False).clean and os.listdir(store_dir / "pending") == []
+
+
+def test_fsck_repair_never_sets_aside_the_rollout_of_a_session_being_started(store_dir, repo):
+    """Fixture: a fault_child starting a session under strace with every fsync delayed by 1 s, so
+    its new rollout stays empty for a second; `fsck --repair` runs in this process meanwhile."""
+    strace = shutil.which("strace")
+    if strace is None:
+        unavailable("no strace (Debian package strace) to delay the child's fsyncs")
+    keeper = Keeper(store_dir)
+    keeper.start(repo, title="first").close()
+    before = set((store_dir / "sessions").rglob("rollout-*.jsonl"))
+    keeper.fsck(repair=False)  # warm: what runs during the window is the check itself
+    child = Child(store_dir, repo, prefix=(strace, "-f", "-qq", "-o", "/dev/null", "-e",
+                                           "trace=fsync,fdatasync", "-e",
+                                           "inject=fsync,fdatasync:delay_enter=1000000"))
+    try:
+        assert child.proc.stdin is not None
+        child.proc.stdin.write(b"start\n")
+        child.proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not [p for p in (store_dir / "sessions").rglob("rollout-*.jsonl")
+                   if p not in before and p.stat().st_size == 0]:
+            assert time.monotonic() < deadline, f"no empty rollout appeared: {child.stderr()}"
+            time.sleep(0.005)
+        keeper.fsck(repair=True)  # while the child's rollout is created and not yet written
+        reply = child.read(timeout=60, after="start")
+        assert reply.startswith("R "), reply
+        thread, _session, path = reply.split()[1:]
+        assert child.ask("record written m1 100").startswith("A ")
+        assert child.ask("close") == "C"
+    finally:
+        child.close()
+    assert Path(path).exists(), "the rollout of an acknowledged start was moved away"
+    assert not list((store_dir / "quarantine").glob("*.empty"))
+    assert Keeper(store_dir).check_resume(thread, workspace=str(repo)).verdict == "ok"
 
 
 def _list_at_once(store: str, barrier: Any) -> list[str]:
