@@ -103,3 +103,50 @@ def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_i
         holder.stdin.close()
         holder.wait(timeout=30)
     assert [t.title for t in Store(store_dir).list_threads(ListQuery())] == ["kept"]
+
+
+ARCHIVER = """
+import sys, time
+from sessionkeeper.api import Keeper
+keeper, thread = Keeper(sys.argv[1]), sys.argv[2]
+print("archiving", flush=True)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    keeper.archive(thread)
+    keeper.unarchive(thread)
+"""
+
+
+def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts(store_dir, repo):
+    """Fixture: a thread of two sessions; another process archives and unarchives it over and
+    over (its rollouts move between sessions/ and archived_sessions/) while this one replays it."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.record({"type": "message", "role": "user", "text": "again"})
+    two.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    failures: list[str] = []
+    reads = 0
+    try:
+        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
+        reader = Keeper(store_dir)
+        while mover.poll() is None:
+            reads += 1
+            try:
+                replayed = reader.replay(one.thread_id)
+            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
+                failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            read = [r.last_seq for r in replayed.rollouts]
+            if replayed.damaged or not read or read[-1] != two.writer.last_seq:
+                failures.append(f"read to {read}, damage {[d['kind'] for d in replayed.damaged]}")
+    finally:
+        mover.wait(timeout=60)
+    assert mover.returncode == 0
+    assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
