@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from sessionkeeper.api import Keeper
 
@@ -144,3 +145,47 @@ def test_processes_opening_a_store_without_index_at_once_build_it_once_and_all_a
         answers = pool.starmap(_list_at_once, [(str(store_dir), barrier)] * 6)
     assert answers == [sorted(made)] * 6
     assert not list(store_dir.glob("state.db.corrupt-*"))  # nobody set another's index aside
+
+
+def _copies(store: Path, repo: Path, count: int) -> None:
+    """`count` rollouts of distinct threads: one recorded session, re-framed under new ids."""
+    import uuid
+
+    from sessionkeeper.store.codec import frame, unframe
+
+    session = Keeper(store).start(repo, title="many")
+    session.record({"type": "message", "role": "user", "text": "one"})
+    session.close()
+    first, rest = Path(session.path).read_bytes().split(b"\n", 1)
+    meta = unframe(first)
+    day = Path(session.path).parent
+    for _ in range(count):
+        sid = str(uuid.uuid4())
+        body = {k: v for k, v in meta.items() if k not in ("seq", "ts")}
+        body.update(session_id=sid, thread_id=str(uuid.uuid4()))
+        line = frame(meta["seq"], meta["ts"].encode(), orjson.dumps(body))
+        (day / f"rollout-20261201T000000000Z-{sid}.jsonl").write_bytes(line + rest)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_rebuild_interrupted_while_writing_leaves_no_temporary_index_behind(store_dir, repo,
+                                                                             sig):
+    """Fixture: 3,000 rollouts and no index; `sessionkeeper reindex` in a real process gets Ctrl-C
+    (SIGINT) or kill -9 while it writes the new index to its temporary file; then a listing."""
+    _copies(store_dir, repo, 3000)
+    (store_dir / "state.db").unlink()
+    child = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "reindex"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, "SESSIONKEEPER_HOME": str(store_dir)})
+    deadline = time.monotonic() + 60
+    while not list(store_dir.glob(".state.db.rebuild-*")):
+        assert child.poll() is None, "the rebuild ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.0002)
+    child.send_signal(sig)
+    child.wait(timeout=60)
+    assert child.returncode != 0, "the rebuild finished before the signal"
+    if sig == signal.SIGINT:  # the process itself cleans up
+        assert not list(store_dir.glob(".state.db.rebuild-*")), "a temporary index was left"
+    assert len(Keeper(store_dir).rows(limit=1000)) == 1000  # the next process builds it whole
+    assert not list(store_dir.glob(".state.db.rebuild-*")), "a dead build's index was left"
