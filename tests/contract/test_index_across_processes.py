@@ -150,3 +150,41 @@ def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts
         mover.wait(timeout=60)
     assert mover.returncode == 0
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
+
+
+def test_reading_a_conversation_back_from_the_log_while_another_process_archives_it(store_dir,
+                                                                                    repo):
+    """Fixture: a thread of 1,500 messages resumed once (its conversation is read back from the
+    log, not the snapshot); another process archives and unarchives it over and over meanwhile."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="long")
+    for n in range(1500):
+        one.record({"type": "message", "role": "user", "text": f"message {n}"})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.record({"type": "message", "role": "user", "text": "again"})
+    two.close()
+    expected = [m["text"] for m in keeper.replay(one.thread_id).state["context"].messages()]
+    assert len(expected) == 1501
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    failures: list[str] = []
+    reads = 0
+    try:
+        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
+        reader = Keeper(store_dir)
+        while mover.poll() is None:
+            reads += 1
+            try:
+                got = [m["text"] for m in reader.replay(one.thread_id).state["context"].messages()]
+            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
+                failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            if got != expected:
+                failures.append(f"{len(got)} messages read back")
+    finally:
+        mover.wait(timeout=60)
+    assert mover.returncode == 0
+    assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
