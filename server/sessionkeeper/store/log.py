@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UnknownThread
+from ..errors import StoreDamaged, UnknownThread
 from ..events import Record
 from .codec import decode
 
@@ -49,12 +49,27 @@ def lines(path: Path | int, *, offset: int = 0) -> Iterator[bytes]:
             os.close(fd)
 
 
-def _open_all(paths: list[Path]) -> list[int] | None:
-    """Descriptors of every file, or None (none left open) when one of them is not there."""
+def _open_moved(store: Store, relpath: str) -> int:
+    """A rollout opened where its row says, else at its other place (another process archived
+    or unarchived it meanwhile); FileNotFoundError when it is at neither."""
+    path = store.layout.resolve(relpath)
+    try:
+        return _open(path)
+    except FileNotFoundError:
+        archived = store.layout.archived in path.parents
+        try:
+            other = store.layout.live_path(path) if archived else store.layout.archived_path(path)
+        except (ValueError, StoreDamaged):
+            raise FileNotFoundError(path) from None
+        return _open(other)
+
+
+def _open_all(store: Store, relpaths: list[str]) -> list[int] | None:
+    """Descriptors of every rollout, or None (none left open) when one of them is not there."""
     fds: list[int] = []
     try:
-        for path in paths:
-            fds.append(_open(path))
+        for relpath in relpaths:
+            fds.append(_open_moved(store, relpath))
     except FileNotFoundError:
         for fd in fds:
             os.close(fd)
@@ -116,7 +131,7 @@ def thread_log(store: Store, thread_id: str, *, before: Callable[[], None] | Non
             keep = [row for i, row in enumerate(rows)
                     if row.first_seq <= through
                     and (i + 1 == len(rows) or rows[i + 1].first_seq > after + 1)]
-            fds = _open_all([store.layout.resolve(row.path) for row in keep])
+            fds = _open_all(store, [row.path for row in keep])
             if fds is not None:
                 break
             rows = store.thread_sessions(thread_id)  # moved by another process (archived)
