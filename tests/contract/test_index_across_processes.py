@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from sessionkeeper.api import Keeper
+from sessionkeeper.errors import IndexBusy
+from sessionkeeper.store.index import ListQuery
+from sessionkeeper.store.store import Store
 
 from ..seed import redate
 
@@ -65,3 +69,122 @@ def test_sessions_are_ordered_by_seq_even_when_the_clock_stepped_back(store_dir,
     report = Keeper(store_dir).check_resume(one.thread_id, workspace=str(repo))
     assert report.restored_to_seq == two.writer.last_seq
     assert report.subsystems["todos"].summary["done"] == 1
+
+
+HOLD = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("holding", flush=True)
+sys.stdin.read()
+db.execute("ROLLBACK")
+"""
+
+
+def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_index_aside(
+        store_dir, repo):
+    """Fixture: a store with one thread; another process holds the index's write transaction (as
+    its rebuild in place or its import of agent files does) while this process lists and rebuilds."""
+    Keeper(store_dir).start(repo, title="kept").close()
+    index = store_dir / "state.db"
+    inode = index.stat().st_ino
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(index)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        listed = Store(store_dir).list_threads(ListQuery())
+        assert [t.title for t in listed] == ["kept"]
+        with pytest.raises(IndexBusy):
+            Store(store_dir).rebuild()
+        assert not list(store_dir.glob("state.db.corrupt-*")), "a busy index was set aside"
+        assert index.stat().st_ino == inode
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert [t.title for t in Store(store_dir).list_threads(ListQuery())] == ["kept"]
+
+
+ARCHIVER = """
+import sys, time
+from sessionkeeper.api import Keeper
+keeper, thread = Keeper(sys.argv[1]), sys.argv[2]
+print("archiving", flush=True)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    keeper.archive(thread)
+    keeper.unarchive(thread)
+"""
+
+
+def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts(store_dir, repo):
+    """Fixture: a thread of two sessions; another process archives and unarchives it over and
+    over (its rollouts move between sessions/ and archived_sessions/) while this one replays it."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.record({"type": "message", "role": "user", "text": "again"})
+    two.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    failures: list[str] = []
+    reads = 0
+    try:
+        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
+        reader = Keeper(store_dir)
+        while mover.poll() is None:
+            reads += 1
+            try:
+                replayed = reader.replay(one.thread_id)
+            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
+                failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            read = [r.last_seq for r in replayed.rollouts]
+            if replayed.damaged or not read or read[-1] != two.writer.last_seq:
+                failures.append(f"read to {read}, damage {[d['kind'] for d in replayed.damaged]}")
+    finally:
+        mover.wait(timeout=60)
+    assert mover.returncode == 0
+    assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
+
+
+def test_reading_a_conversation_back_from_the_log_while_another_process_archives_it(store_dir,
+                                                                                    repo):
+    """Fixture: a thread of 1,500 messages resumed once (its conversation is read back from the
+    log, not the snapshot); another process archives and unarchives it over and over meanwhile."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="long")
+    for n in range(1500):
+        one.record({"type": "message", "role": "user", "text": f"message {n}"})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.record({"type": "message", "role": "user", "text": "again"})
+    two.close()
+    expected = [m["text"] for m in keeper.replay(one.thread_id).state["context"].messages()]
+    assert len(expected) == 1501
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    failures: list[str] = []
+    reads = 0
+    try:
+        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
+        reader = Keeper(store_dir)
+        while mover.poll() is None:
+            reads += 1
+            try:
+                got = [m["text"] for m in reader.replay(one.thread_id).state["context"].messages()]
+            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
+                failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            if got != expected:
+                failures.append(f"{len(got)} messages read back")
+    finally:
+        mover.wait(timeout=60)
+    assert mover.returncode == 0
+    assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"

@@ -92,3 +92,48 @@ def test_an_empty_pending_marker_names_no_rollout_and_the_listing_goes_on(record
     assert recorded.probe(str(recorded.layout.root), False) == "not a rollout file name"
     assert recorded.catch_up() == []
     assert len(recorded.rebuild()) == 3 and recorded.index().sessions()
+
+
+def test_a_thread_whose_meta_line_is_longer_than_the_probe_window_survives_a_rebuild(
+        store_dir: Path, repo: Path) -> None:
+    """Fixture: a thread started with a 100 KB title (its session_meta line is over 64 KiB), then
+    the index deleted."""
+    session = Keeper(store_dir).start(repo, title="long " + "t" * 100_000)
+    session.record({"type": "message", "role": "user", "text": "one"})
+    session.close()
+    (store_dir / "state.db").unlink()
+    store = Store(store_dir)
+    assert store.rebuild() == {"sessions": 1, "threads": 1, "unindexable": 0}
+    [row] = store.thread_sessions(session.thread_id)
+    assert row.last_seq == session.writer.last_seq and row.title is not None
+    assert row.title.startswith("long ")
+
+
+@pytest.mark.parametrize("index", ["rebuilt in place", "deleted"])
+def test_a_thread_whose_newest_meta_line_is_damaged_is_still_blocked_after_a_rebuild(
+        store_dir: Path, repo: Path, index: str) -> None:
+    """Fixture: a thread resumed once (ten messages in the second session); one byte of a text
+    field in the second session's meta changed (it still parses, its checksum fails); then the
+    index rebuilt in place, or deleted."""
+    keeper = Keeper(store_dir)
+    first = keeper.start(repo, title="t")
+    first.record({"type": "message", "role": "user", "text": "one"})
+    first.close()
+    _report, second = keeper.resume(first.thread_id, workspace=str(repo))
+    assert second is not None
+    for n in range(10):
+        second.record({"type": "message", "role": "user", "text": f"again {n}"})
+    second.close()
+    path = Path(second.path)
+    meta, rest = path.read_bytes().split(b"\n", 1)
+    assert meta.count(b'"source":"resume"') == 1
+    path.write_bytes(meta.replace(b'"source":"resume"', b'"source":"resumf"') + b"\n" + rest)
+    assert Keeper(store_dir).check_resume(first.thread_id, workspace=str(repo)).verdict == "blocked"
+    if index == "deleted":
+        (store_dir / "state.db").unlink()
+    else:
+        Store(store_dir).rebuild()
+    report = Keeper(store_dir).check_resume(first.thread_id, workspace=str(repo))
+    assert (report.verdict, report.restored_to_seq) != ("ok", first.writer.last_seq), \
+        "the damaged newest session was dropped and the thread resumed from the older one"
+    assert report.verdict == "blocked"

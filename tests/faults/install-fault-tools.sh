@@ -3,6 +3,8 @@
 # with everything present it prints one line. Run as root (or with sudo) on Debian 12.
 #   - fiu-utils + libfiu0: `fiu-run -x` preloads libfiu's POSIX wrappers, so a test can make
 #     fsync() and write() fail with a real EIO inside an unmodified Python process
+#   - strace: `-e inject=fsync:delay_enter=…` holds a real process inside a window (a rollout
+#     created and not yet written) long enough for another process to act in it
 #   - util-linux `mount` (tmpfs for a real ENOSPC) is part of every Debian base system
 set -euo pipefail
 
@@ -10,6 +12,7 @@ log() { echo "[install-fault-tools] $*"; }
 need=()
 command -v fiu-run >/dev/null 2>&1 || need+=(fiu-utils)
 dpkg -s libfiu0 >/dev/null 2>&1 || need+=(libfiu0)
+command -v strace >/dev/null 2>&1 || need+=(strace)
 if [ ${#need[@]} -eq 0 ]; then
   log "all present ($(command -v fiu-run))"
   exit 0

@@ -20,6 +20,8 @@ from sessionkeeper.api import Keeper
 from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
 from sessionkeeper.events import Durability
 from sessionkeeper.session import Session
+from sessionkeeper.store.recorder import Recorder
+from sessionkeeper.store.sinks import FileSink
 
 from .conftest import Ledger
 
@@ -132,3 +134,53 @@ def test_a_snapshot_failing_at_close_still_closes_the_session_and_frees_the_thre
     report, resumed = keeper.resume(session.thread_id, workspace=str(repo))
     assert resumed is not None and report.restored_to_seq >= acked[-1]
     resumed.close()
+
+
+def test_enospc_on_a_none_record_too_large_to_buffer_is_store_full_and_recording_continues(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store, filled up; a `none` session with nothing buffered
+    records a message larger than its buffer (so it is written at once)."""
+    store = small_tmpfs / "store"
+    session = Keeper(store, durability="none").start(repo, title="enospc large none")
+    ledger = Ledger("ENOSPC on tmpfs (none, larger than the buffer)")
+    size, seq = os.path.getsize(session.path), session.writer.recorder.next_seq
+    filler = _fill(small_tmpfs, leave=0)
+    with pytest.raises(StoreFull):
+        session.record({"type": "message", "role": "user", "text": "big " + "x" * 200_000})
+    ledger.refused.append("big")
+    assert session.writer.recorder.read_only_reason is None, "nothing acknowledged was lost"
+    assert os.path.getsize(session.path) == size == session.writer.recorder.size
+    filler.unlink()
+    ack = session.record({"type": "message", "role": "user", "text": "after"},
+                         durability=Durability.WRITTEN)
+    assert ack.seq == seq, "the failed record's seq was not given back"
+    ledger.acked[ack.seq] = "after"
+    session.close()
+    ledger.check(Path(session.path))
+
+
+def _descriptors_of(path: Path) -> list[str]:
+    """This process's open descriptors on `path`."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+        except OSError:  # the descriptor listdir itself used
+            continue
+    return found
+
+
+def test_a_recorder_that_cannot_write_its_buffer_on_close_still_closes_its_file(
+        small_tmpfs: Path) -> None:
+    """Fixture: small_tmpfs; a rollout's recorder holding a `none` record when the disk fills up."""
+    path = small_tmpfs / "rollout.jsonl"
+    recorder = Recorder(FileSink(path), durability=Durability.NONE)
+    recorder.append([b'{"type":"message","role":"user","text":"' + b"x" * 30_000 + b'"}'])
+    _fill(small_tmpfs, leave=0)
+    assert _descriptors_of(path)
+    with pytest.raises(DurabilityLost, match="acknowledged buffered"):
+        recorder.close()
+    assert _descriptors_of(path) == [], "the rollout's descriptor leaked"
+    with pytest.raises(SessionReadOnly):
+        recorder.append([b'{"type":"message","role":"user","text":"later"}'])

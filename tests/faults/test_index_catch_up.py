@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from sessionkeeper.api import Keeper
+
+from .conftest import Child, unavailable
 
 
 def cli(store: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -85,6 +89,41 @@ def test_fsck_repair_sets_an_empty_rollout_aside(store_dir, repo):
     assert keeper.fsck(repair=False).clean and os.listdir(store_dir / "pending") == []
 
 
+def test_fsck_repair_never_sets_aside_the_rollout_of_a_session_being_started(store_dir, repo):
+    """Fixture: a fault_child starting a session under strace with every fsync delayed by 1 s, so
+    its new rollout stays empty for a second; `fsck --repair` runs in this process meanwhile."""
+    strace = shutil.which("strace")
+    if strace is None:
+        unavailable("no strace (Debian package strace) to delay the child's fsyncs")
+    keeper = Keeper(store_dir)
+    keeper.start(repo, title="first").close()
+    before = set((store_dir / "sessions").rglob("rollout-*.jsonl"))
+    keeper.fsck(repair=False)  # warm: what runs during the window is the check itself
+    child = Child(store_dir, repo, prefix=(strace, "-f", "-qq", "-o", "/dev/null", "-e",
+                                           "trace=fsync,fdatasync", "-e",
+                                           "inject=fsync,fdatasync:delay_enter=1000000"))
+    try:
+        assert child.proc.stdin is not None
+        child.proc.stdin.write(b"start\n")
+        child.proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not [p for p in (store_dir / "sessions").rglob("rollout-*.jsonl")
+                   if p not in before and p.stat().st_size == 0]:
+            assert time.monotonic() < deadline, f"no empty rollout appeared: {child.stderr()}"
+            time.sleep(0.005)
+        keeper.fsck(repair=True)  # while the child's rollout is created and not yet written
+        reply = child.read(timeout=60, after="start")
+        assert reply.startswith("R "), reply
+        thread, _session, path = reply.split()[1:]
+        assert child.ask("record written m1 100").startswith("A ")
+        assert child.ask("close") == "C"
+    finally:
+        child.close()
+    assert Path(path).exists(), "the rollout of an acknowledged start was moved away"
+    assert not list((store_dir / "quarantine").glob("*.empty"))
+    assert Keeper(store_dir).check_resume(thread, workspace=str(repo)).verdict == "ok"
+
+
 def _list_at_once(store: str, barrier: Any) -> list[str]:
     """One process: wait for the others, then open the store and list it."""
     barrier.wait()
@@ -106,3 +145,47 @@ def test_processes_opening_a_store_without_index_at_once_build_it_once_and_all_a
         answers = pool.starmap(_list_at_once, [(str(store_dir), barrier)] * 6)
     assert answers == [sorted(made)] * 6
     assert not list(store_dir.glob("state.db.corrupt-*"))  # nobody set another's index aside
+
+
+def _copies(store: Path, repo: Path, count: int) -> None:
+    """`count` rollouts of distinct threads: one recorded session, re-framed under new ids."""
+    import uuid
+
+    from sessionkeeper.store.codec import frame, unframe
+
+    session = Keeper(store).start(repo, title="many")
+    session.record({"type": "message", "role": "user", "text": "one"})
+    session.close()
+    first, rest = Path(session.path).read_bytes().split(b"\n", 1)
+    meta = unframe(first)
+    day = Path(session.path).parent
+    for _ in range(count):
+        sid = str(uuid.uuid4())
+        body = {k: v for k, v in meta.items() if k not in ("seq", "ts")}
+        body.update(session_id=sid, thread_id=str(uuid.uuid4()))
+        line = frame(meta["seq"], meta["ts"].encode(), orjson.dumps(body))
+        (day / f"rollout-20261201T000000000Z-{sid}.jsonl").write_bytes(line + rest)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_rebuild_interrupted_while_writing_leaves_no_temporary_index_behind(store_dir, repo,
+                                                                             sig):
+    """Fixture: 3,000 rollouts and no index; `sessionkeeper reindex` in a real process gets Ctrl-C
+    (SIGINT) or kill -9 while it writes the new index to its temporary file; then a listing."""
+    _copies(store_dir, repo, 3000)
+    (store_dir / "state.db").unlink()
+    child = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "reindex"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, "SESSIONKEEPER_HOME": str(store_dir)})
+    deadline = time.monotonic() + 60
+    while not list(store_dir.glob(".state.db.rebuild-*")):
+        assert child.poll() is None, "the rebuild ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.0002)
+    child.send_signal(sig)
+    child.wait(timeout=60)
+    assert child.returncode != 0, "the rebuild finished before the signal"
+    if sig == signal.SIGINT:  # the process itself cleans up
+        assert not list(store_dir.glob(".state.db.rebuild-*")), "a temporary index was left"
+    assert len(Keeper(store_dir).rows(limit=1000)) == 1000  # the next process builds it whole
+    assert not list(store_dir.glob(".state.db.rebuild-*")), "a dead build's index was left"

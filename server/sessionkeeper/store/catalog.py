@@ -51,13 +51,16 @@ class Catalog:
         return BlobStore(self.layout.root)
 
     def index(self, progress: Progress | None = None) -> Index:
-        """The open index; a missing or unusable one is rebuilt from the rollouts first."""
+        """The open index; a missing or unusable one is rebuilt from the rollouts first (a busy one
+        raises IndexBusy: another process writes it)."""
         if self._index is not None and not self._index.is_current():
             self._index.close()  # replaced or removed by another process: reopen
             self._index = None
         if self._index is None:
             try:
                 self._index = self.backend.open()
+            except IndexBusy:
+                raise  # another process writes it: nothing is wrong with it
             except IndexUnavailable:
                 self._rebuild_unusable(progress)
         assert self._index is not None
@@ -77,6 +80,8 @@ class Catalog:
                 try:
                     self._index = self.backend.open()
                     return
+                except IndexBusy:
+                    raise
                 except IndexUnavailable:
                     pass
             self.backend.set_aside()
@@ -132,13 +137,15 @@ class Catalog:
 
         A live, healthy index is rewritten in place in one transaction (other processes keep
         their connections and see the old or the new rows); a missing or unusable one is built
-        anew by the backend.
+        anew by the backend; a busy one raises IndexBusy (nothing is set aside).
         """
         rows, skipped = self._scan(progress)
         self._drop_index()
         try:
             index = self.backend.open()
             index.replace_all(rows)
+        except IndexBusy:
+            raise  # another process writes it: never set aside for that (try again later)
         except IndexUnavailable:
             self.backend.set_aside()
             index = self.backend.build(rows)

@@ -6,6 +6,7 @@ not match its hash, is reported with the sessions naming it (nothing can repair 
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,12 +90,26 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
 
 
 def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
-    """Move a 0-byte rollout (a crash between creating and writing it) into quarantine/."""
+    """Move a 0-byte rollout (a crash between creating and writing it) into quarantine/; never
+    one whose writer has it open (a start in flight: its FileSink holds a flock on it)."""
     name = parse_rollout_name(path.name)
-    if name is None or path.stat().st_size != 0:
+    if name is None:
         return None
-    target = store.layout.quarantine / f"{path.name}.empty"
-    os.replace(path, target)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while it moves
+        except BlockingIOError:
+            return None
+        if os.fstat(fd).st_size != 0:
+            return None
+        target = store.layout.quarantine / f"{path.name}.empty"
+        os.replace(path, target)
+    finally:
+        os.close(fd)
     fsync_dir(target.parent)
     fsync_dir(path.parent)
     (store.layout.pending / name.session_id).unlink(missing_ok=True)

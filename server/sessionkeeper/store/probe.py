@@ -1,7 +1,8 @@
 """What the index needs to know about one rollout, read from its first and last lines only.
 
 A file whose meta or last record is crafted or damaged gets a reason instead of a row (or a row
-from its meta alone): one bad file never stops the indexing of the others.
+from its meta alone; a meta failing only its checksum, a row marked damaged): one bad file never
+stops the indexing of the others.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .codec import decode, meta_problem, parse_legacy, reason, seq_problem
+from .codec import decode, loads_legacy, meta_problem, parse_legacy, reason, seq_problem
 from .index import NATIVE, SessionRow
 from .index.rows import session_row_of
 from .layout import parse_rollout_name
@@ -101,10 +102,17 @@ def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow
         if info.st_size == 0:
             return "empty file"
         head = os.pread(fd, _PROBE, 0)
+        while b"\n" not in head and len(head) < info.st_size:  # a meta line beyond the window
+            more = os.pread(fd, len(head), len(head))
+            if not more:
+                break
+            head += more
         first = head.split(b"\n", 1)[0] if b"\n" in head else b""
-        meta, legacy = decode(first), False
+        meta, legacy, status = decode(first), False, "ok"
         if meta is None:
             meta, legacy = parse_legacy(first), True
+        if meta is None:
+            meta, legacy, status = _damaged_meta(path, first), False, "damaged"
         if meta is None:
             return f"no session_meta ({reason(first)})"
         if meta.get("type") != "session_meta":
@@ -116,4 +124,18 @@ def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow
     finally:
         os.close(fd)
     return session_row(meta, path=relpath, archived=archived, last=last, size=info.st_size,
-                       inode=info.st_ino)
+                       inode=info.st_ino, status=status)
+
+
+def _damaged_meta(path: Path | str, line: bytes) -> dict[str, Any] | None:
+    """A meta line that fails its checksum yet parses and names this file's session: its session
+    stays in its thread as damaged (a resume then blocks, as with the row the index had), never
+    silently dropped by a rebuild. The caller still checks it like any meta."""
+    if reason(line) != "checksum mismatch":
+        return None
+    record = loads_legacy(line)
+    name = parse_rollout_name(os.path.basename(path))
+    if record is None or name is None or record.pop("crc", None) is None \
+            or record.get("session_id") != name.session_id:
+        return None
+    return record

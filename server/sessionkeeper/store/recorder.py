@@ -130,12 +130,12 @@ class Recorder:
             else:
                 lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
                 self.next_seq = first + count
-                if level is _NONE:
+                if level is not _NONE:
+                    self._flush_locked(lines)
+                elif self._buffered + (size := sum(map(len, lines))) < _BUFFER_LIMIT:
                     self._buffer += lines
-                    self._buffered += sum(map(len, lines))
-                    if self._buffered >= _BUFFER_LIMIT:
-                        self._flush_locked()
-                else:
+                    self._buffered += size
+                else:  # written with the buffer: a failed write loses only what the buffer held
                     self._flush_locked(lines)
                 written = self._written
         finally:
@@ -161,22 +161,23 @@ class Recorder:
             self._wait_synced(end)
 
     def close(self) -> None:
-        """Flush what is buffered, fsync, and release the sink; later appends raise."""
+        """Flush what is buffered, fsync, and release the sink (also when those fail); later
+        appends raise."""
         with self._write_lock:
             if self._closed:
                 return
-            try:
+        try:
+            with self._write_lock:
                 if self._failure is None:
                     self._flush_locked()
-            finally:
                 end = self._written
-        try:
             if self._failure is None:
                 self._wait_synced(end)
         finally:
             with self._write_lock:
-                self._closed = True
-                self.sink.close()
+                if not self._closed:
+                    self._closed = True
+                    self.sink.close()
 
     def _ensure_writable(self) -> None:
         reason = self.read_only_reason

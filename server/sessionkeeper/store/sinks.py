@@ -6,6 +6,7 @@ means (cut off and given back, or read-only for good).
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -17,14 +18,20 @@ _CREATE = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | o
 
 
 class FileSink:
-    """A new rollout file opened O_APPEND (0600); the parent directory is fsynced on creation."""
+    """A new rollout file opened O_APPEND (0600); the parent directory is fsynced on creation.
+
+    Its writer holds a shared flock on it while it is open, so `fsck --repair` never takes the
+    still empty file of a session being started for one a crash left (`fsck.set_aside_empty`).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fd = os.open(path, _CREATE, 0o600)
         try:
+            fcntl.flock(self.fd, fcntl.LOCK_SH)
             os.fchmod(self.fd, 0o600)
             self._ino = os.fstat(self.fd).st_ino
+            self.check(0)  # not set aside between its creation and the flock
             fsync_dir(path.parent)  # StoreIOError when it fails: the entry may not survive
         except BaseException:
             os.close(self.fd)  # never leak the descriptor of a file that did not start

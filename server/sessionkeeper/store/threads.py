@@ -22,6 +22,8 @@ from .index.overlay import OverlayIndex
 if TYPE_CHECKING:  # reading is imported where first done: a listing needs the index alone
     from .reader import Rollout
 
+_LOOKS = 10  # how often a file another process moves back and forth is looked for again
+
 
 class Threads(Catalog):
     """The store's threads: which rollouts make each one, and reading them (no writing)."""
@@ -105,13 +107,16 @@ class Threads(Catalog):
         """A row whose file is gone: found again if another process (un)archived it, else None."""
         try:
             path = self.layout.resolve(row.path)
-            if path.exists():
-                return row
-            moved = (self.layout.live_path(path) if row.archived
-                     else self.layout.archived_path(path))
+            for _ in range(_LOOKS):  # moved back meanwhile: seen at one of its places next time
+                if path.exists():
+                    return row
+                moved = (self.layout.live_path(path) if row.archived
+                         else self.layout.archived_path(path))
+                if moved.exists():
+                    break
+            else:
+                return None
         except (ValueError, StoreDamaged):  # a row that does not even point into its tree
-            return None
-        if not moved.exists():
             return None
         row = dataclasses.replace(row, path=self.layout.relative(moved), archived=not row.archived)
         self.index_upsert([row])
@@ -121,14 +126,11 @@ class Threads(Catalog):
                     rows: list[SessionRow] | None = None) -> list[Rollout]:
         """Rollouts needed to rebuild a thread: newest back to the first holding a snapshot
         (`rows`: its sessions when the caller has them already)."""
-        from .reader import read_latest, read_rollout
-
         rows = self.thread_sessions(thread_id) if rows is None else rows
         out: list[Rollout] = []
         stale: list[SessionRow] = []
         for row in reversed(rows):
-            path = self.layout.resolve(row.path)
-            rollout = read_rollout(path) if full else read_latest(path)
+            row, rollout = self._read(row, full=full)
             out.append(rollout)
             if rollout.meta is not None and rollout.size != row.size:
                 stale.append(_refreshed(row, rollout))
@@ -138,6 +140,23 @@ class Threads(Catalog):
             self.index_upsert(stale)
         out.reverse()
         return out
+
+    def _read(self, row: SessionRow, *, full: bool) -> tuple[SessionRow, Rollout]:
+        """A session's rollout (whole, or from its latest snapshot) with its row, followed when
+        another process moved the file meanwhile (archived, unarchived); UnknownThread if gone."""
+        from .reader import read_latest, read_rollout
+
+        for _ in range(_LOOKS):
+            path = self.layout.resolve(row.path)
+            try:
+                return row, read_rollout(path) if full else read_latest(path)
+            except FileNotFoundError:
+                found = self._followed(row)
+                if found is None:
+                    break
+                row = found
+        raise UnknownThread(f"the rollout of session {row.session_id} is gone from "
+                            f"{self.layout.root}")
 
     def session_path(self, session_id: str) -> Path:
         """The rollout of a session."""

@@ -334,6 +334,7 @@ class SqliteBackend:
         """Write a complete index to a temporary file, fsync it and rename it into place."""
         path = self.path
         tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+        _remove_dead_builds(path)
         for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             stale.unlink(missing_ok=True)
         try:
@@ -354,10 +355,27 @@ class SqliteBackend:
             for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):
                 side.unlink(missing_ok=True)
             os.replace(tmp, path)
-        except (sqlite3.Error, OSError) as exc:
+        except BaseException as exc:  # Ctrl-C too: the temporary index never stays behind
             tmp.unlink(missing_ok=True)
-            raise _unavailable("index rebuild failed", exc) from exc
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise _unavailable("index rebuild failed", exc) from exc
+            raise
         return SqliteIndex(path)
+
+
+def _remove_dead_builds(path: Path) -> None:
+    """Remove the temporary indexes of builds whose process is gone (killed while building)."""
+    for stale in path.parent.glob(f".{path.name}.rebuild-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            for part in (stale, Path(f"{stale}-wal"), Path(f"{stale}-shm")):
+                part.unlink(missing_ok=True)
+        except OSError:  # alive (another user's: never ours to remove)
+            continue
 
 
 class ReadOnlyBackend:
