@@ -158,6 +158,7 @@ class IndexUnavailable(SessionKeeperError):
 class IndexBusy(IndexUnavailable):
     """Another process holds the index's write lock: nothing is wrong with it, try later."""
 
+    exit_code = 75  # busy, as a thread is: try again
     name = "index_busy"
 
 

@@ -8,8 +8,8 @@ parser, one naming none loads and adds all.
 
 Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`) · 1 fsck found
 problems it did not repair · 2 usage · 64 invalid id or workspace · 65 invalid event · 66 unknown
-thread · 73 read-only session · 74 store damaged or full · 75 thread busy · 70 internal error;
-`rewind` exits 1 when a file was not handled as planned.
+thread · 73 read-only session · 74 store damaged or full · 75 thread or index busy · 70 internal
+error; `rewind` exits 1 when a file was not handled as planned.
 """
 
 from __future__ import annotations
