@@ -96,6 +96,10 @@ def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_i
         assert [t.title for t in listed] == ["kept"]
         with pytest.raises(IndexBusy):
             Store(store_dir).rebuild()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, "-m", "sessionkeeper", "reindex", "--store",
+                               str(store_dir)], capture_output=True, text=True, env=env, timeout=60)
+        assert (done.returncode, "index_busy" in done.stderr) == (75, True), done.stderr  # busy: later
         assert not list(store_dir.glob("state.db.corrupt-*")), "a busy index was set aside"
         assert index.stat().st_ino == inode
     finally:
