@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -20,11 +21,15 @@ from ..seed import redate
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
 
 
-def cli(store: Path, *args: str) -> subprocess.CompletedProcess:
+def child_env() -> dict[str, str]:
+    """The environment of a child process: this checkout's server first on the path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
+
+
+def cli(store: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """The real CLI in another process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "sessionkeeper", *args, "--store", str(store)],
-                          capture_output=True, text=True, env=env, timeout=60, check=True)
+                          capture_output=True, text=True, env=child_env(), timeout=60, check=check)
 
 
 def test_two_keepers_in_one_process_keep_sqlite_locking_intact(store_dir, repo):
@@ -96,9 +101,7 @@ def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_i
         assert [t.title for t in listed] == ["kept"]
         with pytest.raises(IndexBusy):
             Store(store_dir).rebuild()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, "-m", "sessionkeeper", "reindex", "--store",
-                               str(store_dir)], capture_output=True, text=True, env=env, timeout=60)
+        done = cli(store_dir, "reindex", check=False)
         assert (done.returncode, "index_busy" in done.stderr) == (75, True), done.stderr  # busy: later
         assert not list(store_dir.glob("state.db.corrupt-*")), "a busy index was set aside"
         assert index.stat().st_ino == inode
@@ -121,6 +124,30 @@ while time.monotonic() < end:
 """
 
 
+def failed_reads_while_archived(store: Path, thread: str, read: Callable[[], str | None]
+                                ) -> tuple[int, list[str]]:
+    """Call `read` (a failure's description, or None) over and over while another process
+    archives and unarchives `thread` for 6 s; the number of reads and the failures."""
+    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store), thread, "6"],
+                             stdout=subprocess.PIPE, text=True, env=child_env())
+    failures: list[str] = []
+    reads = 0
+    try:
+        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
+        while mover.poll() is None:
+            reads += 1
+            try:
+                failure = read()
+            except Exception as exc:  # noqa: BLE001 - every failure is what the tests count
+                failure = f"{type(exc).__name__}: {exc}"
+            if failure is not None:
+                failures.append(failure)
+    finally:
+        mover.wait(timeout=60)
+    assert mover.returncode == 0
+    return reads, failures
+
+
 def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts(store_dir, repo):
     """Fixture: a thread of two sessions; another process archives and unarchives it over and
     over (its rollouts move between sessions/ and archived_sessions/) while this one replays it."""
@@ -132,27 +159,16 @@ def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts
     assert two is not None
     two.record({"type": "message", "role": "user", "text": "again"})
     two.close()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
-    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
-                             stdout=subprocess.PIPE, text=True, env=env)
-    failures: list[str] = []
-    reads = 0
-    try:
-        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
-        reader = Keeper(store_dir)
-        while mover.poll() is None:
-            reads += 1
-            try:
-                replayed = reader.replay(one.thread_id)
-            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
-                failures.append(f"{type(exc).__name__}: {exc}")
-                continue
-            read = [r.last_seq for r in replayed.rollouts]
-            if replayed.damaged or not read or read[-1] != two.writer.last_seq:
-                failures.append(f"read to {read}, damage {[d['kind'] for d in replayed.damaged]}")
-    finally:
-        mover.wait(timeout=60)
-    assert mover.returncode == 0
+    reader = Keeper(store_dir)
+
+    def read() -> str | None:
+        replayed = reader.replay(one.thread_id)
+        seqs = [r.last_seq for r in replayed.rollouts]
+        if replayed.damaged or not seqs or seqs[-1] != two.writer.last_seq:
+            return f"read to {seqs}, damage {[d['kind'] for d in replayed.damaged]}"
+        return None
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
 
 
@@ -171,24 +187,11 @@ def test_reading_a_conversation_back_from_the_log_while_another_process_archives
     two.close()
     expected = [m["text"] for m in keeper.replay(one.thread_id).state["context"].messages()]
     assert len(expected) == 1501
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SERVER, os.environ.get("PYTHONPATH", "")])}
-    mover = subprocess.Popen([sys.executable, "-c", ARCHIVER, str(store_dir), one.thread_id, "6"],
-                             stdout=subprocess.PIPE, text=True, env=env)
-    failures: list[str] = []
-    reads = 0
-    try:
-        assert mover.stdout is not None and mover.stdout.readline() == "archiving\n"
-        reader = Keeper(store_dir)
-        while mover.poll() is None:
-            reads += 1
-            try:
-                got = [m["text"] for m in reader.replay(one.thread_id).state["context"].messages()]
-            except Exception as exc:  # noqa: BLE001 - every failure is what this test counts
-                failures.append(f"{type(exc).__name__}: {exc}")
-                continue
-            if got != expected:
-                failures.append(f"{len(got)} messages read back")
-    finally:
-        mover.wait(timeout=60)
-    assert mover.returncode == 0
+    reader = Keeper(store_dir)
+
+    def read() -> str | None:
+        got = [m["text"] for m in reader.replay(one.thread_id).state["context"].messages()]
+        return None if got == expected else f"{len(got)} messages read back"
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
