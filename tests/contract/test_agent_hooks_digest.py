@@ -91,17 +91,22 @@ CHANGES: dict[str, tuple[Change, bool]] = {
 }
 
 
-@pytest.mark.parametrize("name", list(CHANGES))
-def test_the_digest_proves_ok_exactly_when_the_full_check_is_ok(name: str, repo: Path,
-                                                                store_dir: Path,
-                                                                tmp_path: Path) -> None:
-    """Fixture: `repo`; a Claude start and an Edit of payment.py recorded, then one change."""
+def started_with_an_edit(repo: Path, store_dir: Path) -> None:
+    """A Claude start in `repo`, then an Edit of payment.py through its Pre/PostToolUse hooks."""
     call("claude", "SessionStart", repo, store_dir, source="startup")
     edit = {"tool_name": "Edit", "tool_response": {}, "tool_use_id": "toolu_e1",
             "tool_input": {"file_path": str(repo / "payment.py")}}
     call("claude", "PreToolUse", repo, store_dir, **edit)
     (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
     call("claude", "PostToolUse", repo, store_dir, **edit)
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_the_digest_proves_ok_exactly_when_the_full_check_is_ok(name: str, repo: Path,
+                                                                store_dir: Path,
+                                                                tmp_path: Path) -> None:
+    """Fixture: `repo`; a Claude start and an Edit of payment.py recorded, then one change."""
+    started_with_an_edit(repo, store_dir)
     change, ok = CHANGES[name]
     where = change(repo, tmp_path)
     known = digest.load(store_dir, "claude", SID)
@@ -130,12 +135,7 @@ def test_a_digest_whose_fields_have_the_wrong_types_proves_nothing_and_the_resum
         field: str, value: object, repo: Path, store_dir: Path) -> None:
     """Fixture: `repo`; a Claude start and an Edit of payment.py, then the digest file rewritten
     with one field of another JSON type (a damaged or crafted file) and a resume in place."""
-    call("claude", "SessionStart", repo, store_dir, source="startup")
-    edit = {"tool_name": "Edit", "tool_response": {}, "tool_use_id": "toolu_e1",
-            "tool_input": {"file_path": str(repo / "payment.py")}}
-    call("claude", "PreToolUse", repo, store_dir, **edit)
-    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
-    call("claude", "PostToolUse", repo, store_dir, **edit)
+    started_with_an_edit(repo, store_dir)
     path = store_dir / "hooks" / "digests" / f"claude-{SID}.json"
     data = json.loads(path.read_text())
     path.write_text(json.dumps({**data, field: value}))

@@ -347,17 +347,24 @@ def test_a_change_seen_by_the_roots_watcher_during_an_import_is_imported_next(
     assert [r.title for r in keeper.rows()] == ["second"]
 
 
-def test_a_claude_session_outside_git_checked_in_place_is_ok(store_dir: Path,
-                                                             tmp_path: Path) -> None:
-    """Fixture: a plain folder (no repository) and a Claude transcript of a session run there,
-    its lines saying gitBranch "HEAD" (what Claude Code 2.1.332 writes outside git); then a
-    repository is made in that folder."""
+def _claude_session_outside_git(tmp_path: Path) -> Path:
+    """A plain folder `scratch` (no repository) and, under `tmp_path/claude`, a Claude transcript
+    of a session run there whose lines say gitBranch "HEAD" (as Claude Code 2.1.332 writes)."""
     plain = tmp_path / "scratch"
     plain.mkdir()
     transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
     project = tmp_path / "claude" / "projects" / "-scratch"
     project.mkdir(parents=True)
     (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    return plain
+
+
+def test_a_claude_session_outside_git_checked_in_place_is_ok(store_dir: Path,
+                                                             tmp_path: Path) -> None:
+    """Fixture: a plain folder (no repository) and a Claude transcript of a session run there,
+    its lines saying gitBranch "HEAD" (what Claude Code 2.1.332 writes outside git); then a
+    repository is made in that folder."""
+    plain = _claude_session_outside_git(tmp_path)
     keeper = _keeper(store_dir, claude=tmp_path / "claude")
     assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
     report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
@@ -416,12 +423,7 @@ def test_a_repository_made_in_a_session_s_folder_is_remembered_once_the_session_
         store_dir: Path, tmp_path: Path) -> None:
     """Fixture: a Claude transcript of a session in a plain folder (gitBranch "HEAD"), listed;
     then `git init` and a commit there, and the session goes on (a title appended)."""
-    plain = tmp_path / "scratch"
-    plain.mkdir()
-    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
-    project = tmp_path / "claude" / "projects" / "-scratch"
-    project.mkdir(parents=True)
-    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
+    plain = _claude_session_outside_git(tmp_path)
     keeper = _keeper(store_dir, claude=tmp_path / "claude")
     [row] = keeper.rows()
     assert row.summary is not None and row.summary["identity"]["outside_git"] is True

@@ -250,11 +250,15 @@ def test_a_codex_project_install_says_codex_must_trust_the_project(tmp_path: Pat
     assert "projects" not in codex_trust.trust_of((home / "config.toml").read_text())
 
 
-@pytest.mark.parametrize("toml", [b"model = = \n", b'model = "gpt-5" # caf\xe9\n'],
-                         ids=["not TOML", "not UTF-8"])
+@pytest.mark.parametrize("toml", [b"model = = \n", b'model = "gpt-5" # caf\xe9\n',
+                                  b"hooks = { }\n", b"[hooks]\nstate = { }\n",
+                                  b"[[hooks]]\nx = 1\n", b'hooks = "x"\n'],
+                         ids=["not TOML", "not UTF-8", "inline hooks", "inline state",
+                              "array of hooks", "hooks a string"])
 def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes, tmp_path: Path,
                                                                      store_dir: Path) -> None:
-    """Fixture: a Codex home whose config.toml cannot be edited (not TOML, or not UTF-8)."""
+    """Fixture: a Codex home whose config.toml cannot be edited: not TOML, not UTF-8, or TOML
+    with a `hooks` key of a shape trust tables cannot be added to (inline, an array, a string)."""
     codex = _codex(tmp_path)
     (codex.home / "config.toml").write_bytes(toml)
     before = _tree(codex.home)
@@ -335,20 +339,6 @@ def test_an_install_racing_another_keeps_every_backup_and_uninstall_restores_byt
                    env=env, check=True, capture_output=True, timeout=60)
     assert _tree(home) == before
 
-
-@pytest.mark.parametrize("toml", [b"hooks = { }\n", b"[hooks]\nstate = { }\n",
-                                  b"[[hooks]]\nx = 1\n", b'hooks = "x"\n'],
-                         ids=["inline hooks", "inline state", "array of hooks", "hooks a string"])
-def test_a_codex_config_toml_whose_hooks_cannot_take_trust_is_refused_before_any_write(
-        toml: bytes, tmp_path: Path, store_dir: Path) -> None:
-    """Fixture: a Codex home whose config.toml is TOML with a `hooks` key of a shape trust
-    tables cannot be added to (an inline table, an array, a string)."""
-    codex = _codex(tmp_path)
-    (codex.home / "config.toml").write_bytes(toml)
-    before = _tree(codex.home)
-    with pytest.raises(AgentConfigInvalid, match="config.toml"):
-        install(codex, store_root=store_dir, program=PROGRAM)
-    assert _tree(codex.home) == before and not codex.hooks_file.exists()
 
 
 def test_a_hooks_event_that_is_not_a_list_is_refused_and_left_as_it_is(tmp_path: Path,
