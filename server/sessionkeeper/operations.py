@@ -25,6 +25,7 @@ from .store.recorder import Ack
 if TYPE_CHECKING:
     from .recovery.state import SessionState
     from .schema import Event
+    from .store.writer import SessionWriter
 
 
 def args_digest(args: Any) -> str:
@@ -46,12 +47,16 @@ class OperationTicket:
 
 
 class OperationCalls:
-    """Mixin of `Session`: begin and finish operations, and check re-deliveries against the state."""
+    """Mixin of `Session`: begin and finish operations, and append batches holding operations
+    (re-deliveries checked against the state and the batch)."""
 
     state: SessionState
+    writer: SessionWriter
 
     if TYPE_CHECKING:  # provided by Session
         def record(self, event: Record | Event, *, durability: Durability | None = None) -> Ack: ...
+
+        def _append(self, bodies: list[bytes], level: Durability) -> list[Ack]: ...
 
     def begin_operation(self, operation_id: str, tool: str, args: Any = None) -> OperationTicket:
         """Durably record `started` before a side effect; reuse or flag a known operation instead.
@@ -83,6 +88,50 @@ class OperationCalls:
                             "status": "committed" if ok else "failed",
                             "result_persisted": result is not None, "result": result},
                            durability=Durability.DURABLE)
+
+    def _append_operations(self, prepared: list[tuple[str, bytes]],
+                           level: Durability) -> list[Ack]:
+        """Append a batch holding operations: a re-delivered one gets its first ack instead (at
+        `level`: a first delivery still buffered is written out first), and a second final
+        status of one operation in the batch is refused, as after a recorded one."""
+        bodies: list[bytes] = []
+        plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
+        first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
+        final: dict[str, str] = {}  # operation id -> the final status new in this batch
+        for kind, body in prepared:
+            if kind == "operation":
+                record = orjson.loads(body)
+                key = (record["operation_id"], record["status"])
+                known = self._delivered(record)
+                if known is not None:
+                    plan.append(("known", known, record))
+                    continue
+                if key in first_in_batch:
+                    index, digest = first_in_batch[key]
+                    same_args(record, digest)
+                    plan.append(("again", index, record))
+                    continue
+                if key[1] != "started" and final.setdefault(key[0], key[1]) != key[1]:
+                    raise InvalidEvent(f"status: operation {key[0]} already {final[key[0]]}; "
+                                       f"it cannot be {key[1]} too")
+                first_in_batch[key] = (len(bodies), record.get("args_digest"))
+            plan.append(("new", len(bodies), None))
+            bodies.append(body)
+        if bodies:
+            written = self._append(bodies, level)  # buffered records are written first
+        else:
+            written = []
+            if level is not Durability.NONE:  # a first delivery may still sit in the buffer
+                self.writer.recorder.flush()
+        out = []
+        for how, ref, record in plan:
+            if how == "new":
+                out.append(written[ref])
+                continue
+            first = ref if how == "known" else written[ref]
+            self.state.apply({**record, "seq": None})  # counted as a duplicate delivery
+            out.append(Ack(first.seq, level, duplicate=True))
+        return out
 
     def _check_transition(self, event: Record) -> None:
         """A final status after another final status is a contradiction, not a redelivery."""

@@ -23,7 +23,7 @@ import orjson
 from . import ids
 from .errors import InvalidEvent, SessionKeeperError
 from .events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
-from .operations import OperationCalls, OperationTicket, args_digest, same_args
+from .operations import OperationCalls, OperationTicket, args_digest
 from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
@@ -154,50 +154,6 @@ class Session(OperationCalls):
             pending = {i: pool.submit(body, events[i]) for i in reads}  # the rest meanwhile here
             done = [None if i in pending else body(event) for i, event in enumerate(events)]
             return [pending[i].result() if b is None else b for i, b in enumerate(done)]
-
-    def _append_operations(self, prepared: list[tuple[str, bytes]],
-                           level: Durability) -> list[Ack]:
-        """Append a batch holding operations: a re-delivered one gets its first ack instead (at
-        `level`: a first delivery still buffered is written out first), and a second final
-        status of one operation in the batch is refused, as after a recorded one."""
-        bodies: list[bytes] = []
-        plan: list[tuple[str, Any, Any]] = []  # (how, ack or index, record of a duplicate)
-        first_in_batch: dict[tuple[str, str], tuple[int, str | None]] = {}
-        final: dict[str, str] = {}  # operation id -> the final status new in this batch
-        for kind, body in prepared:
-            if kind == "operation":
-                record = orjson.loads(body)
-                key = (record["operation_id"], record["status"])
-                known = self._delivered(record)
-                if known is not None:
-                    plan.append(("known", known, record))
-                    continue
-                if key in first_in_batch:
-                    index, digest = first_in_batch[key]
-                    same_args(record, digest)
-                    plan.append(("again", index, record))
-                    continue
-                if key[1] != "started" and final.setdefault(key[0], key[1]) != key[1]:
-                    raise InvalidEvent(f"status: operation {key[0]} already {final[key[0]]}; "
-                                       f"it cannot be {key[1]} too")
-                first_in_batch[key] = (len(bodies), record.get("args_digest"))
-            plan.append(("new", len(bodies), None))
-            bodies.append(body)
-        if bodies:
-            written = self._append(bodies, level)  # buffered records are written first
-        else:
-            written = []
-            if level is not Durability.NONE:  # a first delivery may still sit in the buffer
-                self.writer.recorder.flush()
-        out = []
-        for how, ref, record in plan:
-            if how == "new":
-                out.append(written[ref])
-                continue
-            first = ref if how == "known" else written[ref]
-            self.state.apply({**record, "seq": None})  # counted as a duplicate delivery
-            out.append(Ack(first.seq, level, duplicate=True))
-        return out
 
     def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,
               built: bool = False) -> tuple[str, bytes]:
