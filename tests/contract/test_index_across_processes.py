@@ -112,6 +112,24 @@ def test_opening_a_store_while_another_process_writes_its_index_never_sets_the_i
     assert [t.title for t in Store(store_dir).list_threads(ListQuery())] == ["kept"]
 
 
+def test_a_listing_beside_another_process_writing_the_index_is_answered_from_the_index(
+        store_dir, repo):
+    """Fixture: a store with one thread, its rollouts moved away (a listing from a scan would
+    find none); another process holds the index's write transaction while this one lists."""
+    Keeper(store_dir).start(repo, title="kept").close()
+    (store_dir / "sessions").rename(store_dir / "away")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store_dir / "state.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        assert [t.title for t in Store(store_dir).list_threads(ListQuery())] == ["kept"]
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        (store_dir / "away").rename(store_dir / "sessions")
+
+
 ARCHIVER = """
 import sys, time
 from sessionkeeper.api import Keeper

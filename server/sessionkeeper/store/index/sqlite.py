@@ -114,19 +114,32 @@ class SqliteIndex:
             self.db = _connect_read_only(path) if read_only else _connect(path)
             self.inode = os.stat(path).st_ino
             with self.db:
-                if not read_only:
+                found = self._version()
+                if found is None and not read_only:  # a new index: its tables, then its version
                     self.db.executescript(SCHEMA + ";\n".join(INDEXES) + ";")
-                if not read_only:  # OR IGNORE: a process creating the same new index beside us
+                    # OR IGNORE: a process creating the same new index beside us
                     self.db.execute("INSERT OR IGNORE INTO meta VALUES('version', ?)",
                                     (str(INDEX_VERSION),))
-                row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-                if row is None or row[0] != str(INDEX_VERSION):
-                    found = row[0] if row else "none"
-                    raise sqlite3.DatabaseError(f"index version {found} != {INDEX_VERSION}")
+                    found = self._version()
+                if found != str(INDEX_VERSION):
+                    raise sqlite3.DatabaseError(f"index version {found or 'none'} != "
+                                                f"{INDEX_VERSION}")
         except sqlite3.Error as exc:
             raise _unavailable(f"index {path}", exc) from exc
         except FileNotFoundError as exc:  # replaced by a rebuild while it was being opened
             raise IndexUnavailable(f"index {path} was moved while it was opened") from exc
+
+    def _version(self) -> str | None:
+        """The index's version, None when it has none yet. Only read: an index in use is opened
+        without a write, so another process writing it (a rebuild, an import) never makes this
+        open busy."""
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            return None
+        return str(row[0]) if row is not None else None
 
     def close(self) -> None:
         """Close the connection."""
