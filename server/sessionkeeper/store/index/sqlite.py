@@ -1,9 +1,9 @@
 """The SQLite index backend: `state.db` in WAL mode, next to the rollouts it caches.
 
-All SQL is parameterized; sqlite errors become IndexUnavailable. The database and its -wal/-shm
-files are never symlinks (a planted symlink is refused, then set aside with the rest). A live
-index is rebuilt in place in one transaction, so other processes keep their connections; only a
-missing or set-aside one is built in a temporary file and renamed into place.
+All SQL is parameterized; sqlite errors become IndexBusy or IndexUnavailable (`connection`, which
+also refuses a database or -wal/-shm file that is a symlink; it is then set aside with the rest).
+A live index is rebuilt in place in one transaction, so other processes keep their connections;
+only a missing or set-aside one is built in a temporary file and renamed into place.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from ...errors import IndexBusy, IndexUnavailable
+from ...errors import IndexUnavailable
+from .connection import connect, connect_read_only, unavailable
 from .memory import MemoryIndex
 from .overlay import OverlayIndex
 from .rows import MAX_LIMIT, FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
@@ -41,7 +41,6 @@ from .sql import (
     values_of,
 )
 
-_BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
 _REWRITE_CACHE_KIB = 32 * 1024  # the page cache while the index is rewritten (`_page_cache`)
 
 
@@ -65,45 +64,6 @@ def _refresh(db: sqlite3.Connection, threads: set[str] | None,
     db.executemany(INSERT_THREAD, [values_of(t) for t in threads_of(sessions)])
 
 
-def _unavailable(what: str, exc: Exception) -> IndexUnavailable:
-    """The typed error for a sqlite failure: busy (someone else writes) or unusable."""
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return IndexBusy(f"{what}: {text}")
-    return IndexUnavailable(f"{what}: {text}")
-
-
-def _refuse_symlinks(path: Path) -> None:
-    for part in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(part.lstat().st_mode):
-                raise IndexUnavailable(f"{part} is a symlink; an index is never followed elsewhere")
-
-
-def _connect(path: Path, *, fast: bool = False) -> sqlite3.Connection:
-    _refuse_symlinks(path)
-    if not path.exists():  # create it private; never open+close a live database (POSIX locks)
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                             | os.O_CLOEXEC, 0o600))
-    db = sqlite3.connect(path, timeout=_BUSY_S, isolation_level="DEFERRED", check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.execute(f"PRAGMA journal_mode={'OFF' if fast else 'WAL'}")
-    db.execute(f"PRAGMA synchronous={'OFF' if fast else 'NORMAL'}")
-    db.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
-    return db
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write (nor create -shm/-wal when there is no live writer)."""
-    _refuse_symlinks(path)
-    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
-    db = sqlite3.connect(f"{path.as_uri()}?mode=ro{immutable}", uri=True, timeout=0.25,
-                         check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    return db
-
-
 class SqliteIndex:
     """One connection to state.db (read-only: queries only, for a store this process must not
     change)."""
@@ -111,7 +71,7 @@ class SqliteIndex:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         try:
-            self.db = _connect_read_only(path) if read_only else _connect(path)
+            self.db = connect_read_only(path) if read_only else connect(path)
             self.inode = os.stat(path).st_ino
             with self.db:
                 found = self._version()
@@ -125,7 +85,7 @@ class SqliteIndex:
                     raise sqlite3.DatabaseError(f"index version {found or 'none'} != "
                                                 f"{INDEX_VERSION}")
         except sqlite3.Error as exc:
-            raise _unavailable(f"index {path}", exc) from exc
+            raise unavailable(f"index {path}", exc) from exc
         except FileNotFoundError as exc:  # replaced by a rebuild while it was being opened
             raise IndexUnavailable(f"index {path} was moved while it was opened") from exc
 
@@ -160,7 +120,7 @@ class SqliteIndex:
                 self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
                 _refresh(self.db, threads, rows)
         except sqlite3.Error as exc:
-            raise _unavailable("index update failed", exc) from exc
+            raise unavailable("index update failed", exc) from exc
 
     def replace_all(self, rows: Sequence[SessionRow]) -> None:
         """Replace every row of our own rollouts in one transaction (other processes see the old
@@ -176,7 +136,7 @@ class SqliteIndex:
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
                 _fill(self.db, rows)
         except sqlite3.Error as exc:
-            raise _unavailable("index rebuild failed", exc) from exc
+            raise unavailable("index rebuild failed", exc) from exc
 
     def forget(self, thread_id: str) -> None:
         """Remove a thread, its sessions and the agent files that made them, in one transaction."""
@@ -208,7 +168,7 @@ class SqliteIndex:
                 self.db.executemany(UPSERT_SESSION, [values_of(r) for r in rows])
                 _refresh(self.db, touched, rows)
         except sqlite3.Error as exc:
-            raise _unavailable("index update failed", exc) from exc
+            raise unavailable("index update failed", exc) from exc
 
     def agent_files(self, *, agent: str | None = None,
                     checkpoints: bool = False) -> list[FileCheckpoint]:
@@ -221,7 +181,7 @@ class SqliteIndex:
             found = cursor.execute(f"SELECT {', '.join(columns)} FROM agent_files {where}",
                                    args).fetchall()
         except sqlite3.Error as exc:
-            raise _unavailable("index query failed", exc) from exc
+            raise unavailable("index query failed", exc) from exc
         at = columns.index("companions")
         out = []
         for values in found:
@@ -238,7 +198,7 @@ class SqliteIndex:
         try:
             return (self.inode, self.db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.Error as exc:
-            raise _unavailable("index query failed", exc) from exc
+            raise unavailable("index query failed", exc) from exc
 
     def agent_file(self, path: str) -> FileCheckpoint | None:
         """One imported file with its checkpoint, or None."""
@@ -293,13 +253,13 @@ class SqliteIndex:
         try:
             return {r[0] for r in self.db.execute("SELECT session_id FROM sessions")}
         except sqlite3.Error as exc:
-            raise _unavailable("index query failed", exc) from exc
+            raise unavailable("index query failed", exc) from exc
 
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         try:
             return [decoded(r) for r in self.db.execute(sql, args)]
         except sqlite3.Error as exc:
-            raise _unavailable("index query failed", exc) from exc
+            raise unavailable("index query failed", exc) from exc
 
 
 @contextlib.contextmanager
@@ -351,7 +311,7 @@ class SqliteBackend:
         for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             stale.unlink(missing_ok=True)
         try:
-            db = _connect(tmp, fast=True)
+            db = connect(tmp, fast=True)
             try:
                 db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
@@ -371,7 +331,7 @@ class SqliteBackend:
         except BaseException as exc:  # Ctrl-C too: the temporary index never stays behind
             tmp.unlink(missing_ok=True)
             if isinstance(exc, (sqlite3.Error, OSError)):
-                raise _unavailable("index rebuild failed", exc) from exc
+                raise unavailable("index rebuild failed", exc) from exc
             raise
         return SqliteIndex(path)
 
