@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from . import features, lifecycle  # noqa: F401 - features registers every session/ method
 from .rpc import METHODS, RpcError, wrap
 from .server import SessionKeeperServer
+from .stdio import start_io
 
 
 class _DomainErrorFilter(logging.Filter):
@@ -60,5 +61,5 @@ def serve(*, store: str | None, tcp: tuple[str, int] | None = None, log_level: s
     if tcp is not None:
         server.start_tcp(*tcp)
     else:
-        server.start_io()
+        start_io(server)
     return 0
