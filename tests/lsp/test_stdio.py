@@ -91,6 +91,18 @@ def test_messages_cut_anywhere_across_writes_on_a_pipe_are_answered(tmp_path: Pa
     assert got[2]["result"]["threads"] == []
 
 
+def test_an_overlong_header_line_is_skipped(tmp_path: Path) -> None:
+    """A header line of 200 KiB (beyond the reader's line limit) is skipped like any header the
+    server does not know; the requests before and after it are answered."""
+    proc = spawn(tmp_path, subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    listed = request(2, "session/list")
+    proc.stdin.write(initialize(1) + b"X-Junk: " + b"j" * 200_000 + b"\r\n" + listed)
+    proc.stdin.flush()
+    assert sorted(responses(proc.stdout, 2)) == [1, 2]
+    assert stopped(proc) == 0
+
+
 def test_a_socket_on_stdin_is_served_like_a_pipe(tmp_path: Path) -> None:
     """A socket pair (what VS Code's node gives its server on Unix) on stdin."""
     ours, theirs = socket.socketpair()

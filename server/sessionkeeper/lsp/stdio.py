@@ -23,7 +23,9 @@ from pygls.server import JsonRPCServer
 log = logging.getLogger("sessionkeeper.lsp")
 
 LINE_LIMIT = 1 << 16
-"""The longest header line read (a JSON-RPC header line is a few dozen bytes)."""
+"""The longest header line kept (a JSON-RPC header line is a few dozen bytes)."""
+_DROPPED = b"-\r\n"
+"""What a longer line reads as: a header line pygls does not know, so it is skipped."""
 
 
 def loop_readable(stream: BinaryIO) -> bool:
@@ -41,18 +43,23 @@ class LoopReader:
     def __init__(self, pipe: BinaryIO) -> None:
         self.pipe = pipe
         self._stream: asyncio.StreamReader | None = None
+        self._transport: asyncio.BaseTransport | None = None
 
     async def _connected(self) -> asyncio.StreamReader:
         if self._stream is None:
             stream = asyncio.StreamReader(limit=LINE_LIMIT)
-            await asyncio.get_running_loop().connect_read_pipe(
+            self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(stream), self.pipe)
             self._stream = stream
         return self._stream
 
     async def readline(self) -> bytes:
         """The next line with its newline; what is left at end of input; b"" after it."""
-        return await (await self._connected()).readline()
+        stream = await self._connected()
+        try:
+            return await stream.readline()
+        except ValueError:  # longer than LINE_LIMIT: the stream has dropped it (up to its end)
+            return _DROPPED
 
     async def readexactly(self, n: int) -> bytes:
         """The next `n` bytes, or what is left of them at end of input."""
@@ -60,6 +67,20 @@ class LoopReader:
             return await (await self._connected()).readexactly(n)
         except asyncio.IncompleteReadError as short:
             return short.partial
+
+    def close(self) -> None:
+        """Stop watching the pipe (and close it)."""
+        if self._transport is not None:
+            self._transport.close()
+
+
+async def _served(server: JsonRPCServer, reader: LoopReader, stop: Event) -> None:
+    """pygls' message loop over `reader`, which lets the pipe go when the loop ends."""
+    try:
+        await run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=log,
+                        error_handler=server.report_server_error)
+    finally:
+        reader.close()
 
 
 def start_io(server: JsonRPCServer, stdin: BinaryIO | None = None,
@@ -73,8 +94,7 @@ def start_io(server: JsonRPCServer, stdin: BinaryIO | None = None,
     server._stop_event = stop = Event()  # what pygls' shutdown sets to end the loop
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     try:
-        asyncio.run(run_async(stop_event=stop, reader=LoopReader(pipe), protocol=server.protocol,
-                              logger=log, error_handler=server.report_server_error))
+        asyncio.run(_served(server, LoopReader(pipe), stop))
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
     except (KeyboardInterrupt, SystemExit):
