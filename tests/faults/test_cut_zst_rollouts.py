@@ -187,3 +187,33 @@ def test_the_cli_check_of_a_cut_zst_rollout_exits_74_naming_the_file(repo: Path,
     assert "agent_log_unreadable" in checked.stderr and CUT in checked.stderr
     assert str(packed) in checked.stderr
     assert cli("list").returncode == 0
+
+
+def test_checking_a_thread_whose_only_rollout_was_cut_before_any_listing_names_the_file(
+        store_dir: Path, repo: Path, tmp_path: Path) -> None:
+    """Fixture: `repo` and a Codex home whose only rollout is a two-frame `.jsonl.zst` cut inside
+    its second frame before any import (the index never knew the thread)."""
+    home = codex_home(repo, tmp_path / "codex")
+    packed = _compressed(home)
+    _cut_inside_second_frame(packed)
+    keeper = Keeper(store_dir, agents=AgentSources(agents=("codex",), roots={"codex": (str(home),)}))
+    with pytest.raises(AgentLogUnreadable, match=CUT) as raised:
+        keeper.check_resume(GEN.CODEX_THREAD, workspace=str(repo))
+    assert str(packed) in str(raised.value)
+    assert keeper.rows() == []  # it is still no thread of the listing
+
+
+def test_the_cli_check_on_a_read_only_store_of_a_cut_zst_rollout_exits_74_naming_the_file(
+        store_dir: Path, repo: Path, tmp_path: Path) -> None:
+    """Fixture: the cut `.jsonl.zst` above, checked by the real CLI with `--store` (read-only:
+    each run imports in memory, so the thread was never listed whole)."""
+    home = codex_home(repo, tmp_path / "codex")
+    packed = _compressed(home)
+    _cut_inside_second_frame(packed)
+    checked = subprocess.run(
+        [sys.executable, "-m", "sessionkeeper", "--check-resume", GEN.CODEX_THREAD,
+         "--workspace", str(repo), "--store", str(store_dir), "--codex-home", str(home),
+         "--claude-home", str(tmp_path / "no-claude")],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert checked.returncode == 74, checked.stdout + checked.stderr
+    assert "agent_log_unreadable" in checked.stderr and str(packed) in checked.stderr
