@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
@@ -95,12 +95,15 @@ class AgentThreads:
     def agent_sessions(self, thread_id: str) -> list[tuple[SessionRow, FileCheckpoint]]:
         """The imported session rows of a thread with their files ([]: not an agent thread).
 
-        An id the index does not know makes the agents be imported first (it may be a new one).
+        An id the index does not know makes the agents be imported first (it may be a new one);
+        when a file named after it could not be read then, its AgentLogUnreadable is raised.
         """
         found = self.store.imported_sessions(thread_id)
         if not found and self.agent_sources is not None and self.store.thread_row(thread_id) is None:
-            self.import_agents(force=True)
+            counts = self.import_agents(force=True)
             found = self.store.imported_sessions(thread_id)
+            if not found and counts is not None:
+                _raise_if_its_file_is_unreadable(thread_id, counts.problems)
         return found
 
     def is_agent_thread(self, thread_id: str) -> bool:
@@ -200,6 +203,20 @@ class AgentThreads:
         from .recovery.report import AgentCommand
 
         return report, AgentCommand(argv=list(argv), cwd=cwd, display=shlex.join(argv))
+
+
+def _raise_if_its_file_is_unreadable(thread_id: str,
+                                     problems: Mapping[str, AgentLogUnreadable]) -> None:
+    """Raise the AgentLogUnreadable of a file named after the thread: each agent names a session's
+    file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`)."""
+    from .agents.base import canonical_uuid
+
+    wanted = canonical_uuid(thread_id)
+    if wanted is None:
+        return
+    for path, error in problems.items():
+        if os.path.basename(path).removesuffix(".zst").removesuffix(".jsonl").endswith(wanted):
+            raise AgentLogUnreadable(str(error))
 
 
 def _file_of(file: FileCheckpoint) -> AgentFile:

@@ -75,6 +75,7 @@ class ImportCounts:
     unchanged: int = 0  # files whose stat matched (not opened)
     gone: int = 0  # files forgotten (deleted, or under roots no longer configured)
     unreadable: int = 0  # files that could not be read (each logged; the others go on)
+    problems: dict[str, AgentLogUnreadable] = field(default_factory=dict)  # path -> why (of those)
     threads: int = 0  # session rows written
     busy: bool = False  # the index was busy: the pass stopped, the next one goes on
 
@@ -167,8 +168,9 @@ def _import_one(index: Index, agent: str, file: AgentFile, identities: Identitie
                 raise
             read = reader.read(file)
         imported = _imported(agent, file, read, before, identities)
-    except AgentLogUnreadable:
+    except AgentLogUnreadable as exc:
         counts.unreadable += 1
+        counts.problems[str(file.path)] = exc
         return None
     except Exception:  # noqa: BLE001 - one bad file never hides the others
         import logging  # only here: a listing that reads nothing loads no logging

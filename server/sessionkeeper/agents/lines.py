@@ -4,7 +4,8 @@ Invariants: files are opened O_RDONLY (with O_NOATIME where the kernel allows it
 ever created, written or renamed under an agent's root; memory stays bounded whatever the file
 holds — a file is read in 1 MiB chunks, and a line longer than `max_line` is skipped while
 scanning for its newline, never accumulated. A `.zst` file is stream-decompressed (zstandard is
-imported only then); its offsets are offsets in the decompressed stream.
+imported only then); its offsets are offsets in the decompressed stream, and it is whole only
+when its last frame is: one cut inside a frame is an I/O error, never a shorter file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from .base import MAX_LINE
 
 CHUNK = 1 << 20
 HEAD_BYTES = 4096
+_ZST_HEADER_MAX = 18  # the longest zstd frame header (RFC 8878 3.1.1.1)
+_ZST_SKIPPABLE = 0x184D2A50  # a skippable frame's magic, its low 4 bits free (RFC 8878 3.1.2)
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
 
@@ -95,7 +98,8 @@ def fd_reader(fd: int, start: int) -> Callable[[int], bytes]:
 def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
     """Return read(n) over the decompressed stream of a zstd file, and the stream to close.
 
-    A stream zstd cannot decode raises OSError (EIO), like any other read error.
+    A stream zstd cannot decode raises OSError (EIO), like any other read error, and so does one
+    that ends inside a frame (`zst_cut`): zstandard's reader just stops where the bytes stop.
     """
     import zstandard  # lazy: only .zst rollouts need it
 
@@ -107,9 +111,60 @@ def zst_reader(fd: int) -> tuple[Callable[[int], bytes], BinaryIO]:
             chunk: bytes = stream.read(n)
         except zstandard.ZstdError as exc:
             raise OSError(errno.EIO, f"not a readable zstd stream ({exc})") from None
+        if not chunk:
+            cut = zst_cut(fd, raw.tell())  # the bytes the decoder took, even if the file grew since
+            if cut is not None:
+                raise OSError(errno.EIO, f"truncated zstd stream: {cut}")
         return chunk
 
     return read, stream
+
+
+def zst_cut(fd: int, end: int) -> str | None:
+    """Why the first `end` bytes of a zstd file end inside a frame (None: its last frame is whole).
+
+    Meant for bytes the decoder took without an error, so a frame that does not fit is cut. An
+    empty file holds no frame (`zstd -d` says "unexpected end of file"). A file cut exactly
+    between two frames holds only whole ones: nothing tells it from a shorter whole file, and it
+    reads as one.
+    """
+    if end == 0:
+        return "an empty file holds no frame"
+    start = 0
+    while start < end:
+        stop = _zst_frame_end(fd, start, end)
+        if stop > end:
+            return f"the frame at byte {start} ends past the end of the file ({end} bytes)"
+        start = stop
+    return None
+
+
+def _zst_frame_end(fd: int, start: int, end: int) -> int:
+    """Where the frame at `start` ends (past `end` when even its header or a block header is cut).
+
+    Only headers are read, with positional reads (RFC 8878: a frame header, 3 bytes before each
+    block of at most 128 KiB, a 4-byte checksum when the frame has one; a skippable frame's
+    size): nothing is decompressed.
+    """
+    import zstandard
+
+    head = os.pread(fd, _ZST_HEADER_MAX, start)[:end - start]
+    if int.from_bytes(head[:4], "little") & 0xFFFFFFF0 == _ZST_SKIPPABLE:
+        return start + 8 + int.from_bytes(head[4:8], "little") if len(head) >= 8 else end + 1
+    try:
+        size = zstandard.frame_header_size(head)
+        if size > len(head):
+            return end + 1
+        checksum = zstandard.get_frame_parameters(head).has_checksum
+    except zstandard.ZstdError:  # fewer bytes than a header needs
+        return end + 1
+    position = start + size
+    while position + 3 <= end:
+        block = int.from_bytes(os.pread(fd, 3, position), "little")
+        position += 3 + (1 if (block >> 1) & 3 == 1 else block >> 3)  # an RLE block holds 1 byte
+        if block & 1:  # the frame's last block
+            return position + (4 if checksum else 0)
+    return end + 1
 
 
 def iter_lines(read: Callable[[int], bytes], *, start: int, max_line: int = MAX_LINE) -> Iterator[Line]:
