@@ -126,3 +126,22 @@ def test_the_estimate_agrees_with_the_check_on_a_claude_session_on_a_detached_he
     (project / f"{gen.CLAUDE_SESSION}.jsonl").write_bytes(gen.dump(gen.claude_lines(transcript)))
     keeper = _agent_keeper(store_dir, "claude", tmp_path / "claude")
     assert _estimate_and_check(keeper, gen.CLAUDE_SESSION, work) == ("ok", "ok")
+
+
+def test_the_estimate_agrees_with_the_check_on_a_codex_thread_of_a_repository_without_commits(
+        store_dir, tmp_path):
+    """Fixture: a real `git init` repository without commits and, under `tmp_path/codex`, a Codex
+    rollout created there, whose session header says `git: {}` (no branch, no commit)."""
+    from tests.unit._agents import generator
+
+    gen = generator()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    lines = gen.codex_lines(str(fresh))
+    lines[0]["payload"]["git"] = {}
+    day = tmp_path / "codex" / gen.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / gen.CODEX_NAME).write_bytes(gen.dump(lines))
+    keeper = _agent_keeper(store_dir, "codex", tmp_path / "codex")
+    assert _estimate_and_check(keeper, gen.CODEX_THREAD, fresh) == ("ok", "ok")

@@ -171,27 +171,30 @@ def estimate_state(row: ThreadRow, current: GitBaseline | None) -> tuple[ResumeS
         return "blocked", "log damaged"
     from .baseline import baseline_differences, verdict_of
 
-    recorded = _recorded(row, current)
-    head = recorded.head if recorded is not None else None
-    diffs = baseline_differences(recorded, current, cwd_exists=True,
-                                 unrecorded=() if head else ("head",))
+    recorded, unrecorded = _recorded(row, current)
+    diffs = baseline_differences(recorded, current, cwd_exists=True, unrecorded=unrecorded)
     return verdict_of(diffs), _reason(diffs[0], current) if diffs else None
 
 
-def _recorded(row: ThreadRow, current: GitBaseline | None) -> GitBaseline | None:
-    """The thread's baseline as the index has it (None: it names no repository, branch or HEAD,
-    so it ran outside git), at the workspace's paths."""
+def _recorded(row: ThreadRow, current: GitBaseline | None) -> tuple[GitBaseline | None, set[str]]:
+    """The thread's baseline as the index has it, at the workspace's paths, and the fields it
+    never stated. None when it names no repository, branch or HEAD: it ran outside git — unless
+    it is an agent's log the import found in a repository (Codex's `git: {}` in a repository
+    without commits: branch and HEAD unknown)."""
     summary: Any = row.summary or {}
     branch = summary.get("branch") or row.branch
     branch = None if branch == "HEAD" else branch  # Claude Code's word for detached (or no git)
     head = summary.get("head")
+    unrecorded = set() if head else {"head"}
     if not (row.repo_key or branch or head):
-        return None
+        if not row.imported or (summary.get("identity") or {}).get("outside_git") is True:
+            return None, unrecorded
+        unrecorded.add("branch")
     where = current or GitBaseline(repo_root=row.cwd, worktree=row.cwd)
     return GitBaseline(repo_root=where.repo_root, worktree=where.worktree,
                        identity=RepoIdentity(root_commits=[row.repo_key] if row.repo_key else [],
                                              remote_url=summary.get("origin")),
-                       branch=branch, head=head)
+                       branch=branch, head=head), unrecorded
 
 
 def _reason(difference: Difference, current: GitBaseline | None) -> str:
