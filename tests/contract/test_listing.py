@@ -145,3 +145,18 @@ def test_the_estimate_agrees_with_the_check_on_a_codex_thread_of_a_repository_wi
     (day / gen.CODEX_NAME).write_bytes(gen.dump(lines))
     keeper = _agent_keeper(store_dir, "codex", tmp_path / "codex")
     assert _estimate_and_check(keeper, gen.CODEX_THREAD, fresh) == ("ok", "ok")
+
+
+def test_the_estimate_agrees_with_the_check_once_a_repository_without_commits_gets_one(
+        store_dir, tmp_path):
+    """Fixture: a thread recorded in a `git init` repository without commits (its HEAD recorded
+    as none), then a first commit made there."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    keeper = Keeper(store_dir)
+    thread = keeper.start(fresh, title="new project")
+    thread.close()
+    assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("ok", "ok")
+    git(fresh, "commit", "-q", "--allow-empty", "-m", "first")
+    assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("drift", "drift")

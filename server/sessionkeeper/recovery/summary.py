@@ -185,7 +185,9 @@ def _recorded(row: ThreadRow, current: GitBaseline | None) -> tuple[GitBaseline 
     branch = summary.get("branch") or row.branch
     branch = None if branch == "HEAD" else branch  # Claude Code's word for detached (or no git)
     head = summary.get("head")
-    unrecorded = set() if head else {"head"}
+    # our own snapshot's summary states HEAD (None: no commits yet); an agent's log may not
+    stated = not row.imported and "head" in summary
+    unrecorded = set() if head or stated else {"head"}
     if not (row.repo_key or branch or head):
         if not row.imported or (summary.get("identity") or {}).get("outside_git") is True:
             return None, unrecorded
