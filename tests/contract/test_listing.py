@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sessionkeeper.api import Keeper
 
 from ..conftest import git, init_repo
@@ -51,3 +53,110 @@ def test_a_fork_is_titled_as_a_fork(store_dir, repo):
     assert titles == ["fix payment", "fix payment (fork)"]
     forked = next(t for t in keeper.threads(workspace=str(repo)) if t.title.endswith("(fork)"))
     assert forked.forked_from is not None and forked.forked_from["thread_id"] == thread.thread_id
+
+
+def _estimate_and_check(keeper: Keeper, thread: str, workspace: Path) -> tuple[str | None, str]:
+    """The listing's estimate and the full check of one thread in one workspace (verdicts)."""
+    [listed] = [t for t in keeper.threads(workspace=str(workspace)) if t.thread_id == thread]
+    return listed.state, keeper.check_resume(thread, workspace=str(workspace)).verdict
+
+
+def test_the_estimate_agrees_with_the_check_in_a_shallow_clone_of_the_same_repository(
+        store_dir, tmp_path):
+    """Fixture: a thread recorded in a clone of `src` (origin set) at `work`; `src` moves on one
+    commit and `work` is replaced by a CI-style shallow clone (depth 1) of it: its history is cut,
+    so it shows no root commit and the repository is known by its origin (or its path)."""
+    origin = "https://example.com/team/payment.git"
+    src = init_repo(tmp_path / "src", {"payment.py": "x = 1\n"})
+    git(src, "commit", "-q", "--allow-empty", "-m", "second")
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", f"file://{src}", str(work))
+    git(work, "remote", "set-url", "origin", origin)
+    keeper = Keeper(store_dir)
+    thread = keeper.start(work, title="before CI")
+    thread.close()
+    git(src, "commit", "-q", "--allow-empty", "-m", "third")
+    __import__("shutil").rmtree(work)
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{src}", str(work))
+    git(work, "remote", "set-url", "origin", origin)
+    assert _estimate_and_check(keeper, thread.thread_id, work) == ("drift", "drift")
+    other = init_repo(tmp_path / "other", {"b.py": "y = 1\n"})  # another project, shallow too
+    git(other, "commit", "-q", "--allow-empty", "-m", "second")
+    __import__("shutil").rmtree(work)
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{other}", str(work))
+    git(work, "remote", "set-url", "origin", "https://example.com/team/other.git")
+    assert _estimate_and_check(keeper, thread.thread_id, work) == ("blocked", "blocked")
+
+
+def test_the_estimate_agrees_with_the_check_when_a_folder_recorded_outside_git_is_a_repository(
+        store_dir, tmp_path):
+    """Fixture: a thread recorded in a plain folder (no repository), where a repository with a
+    commit is then made."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    keeper = Keeper(store_dir)
+    thread = keeper.start(plain, title="scratch")
+    thread.close()
+    assert _estimate_and_check(keeper, thread.thread_id, plain) == ("ok", "ok")
+    git(plain, "init", "-q", "-b", "main")
+    git(plain, "commit", "-q", "--allow-empty", "-m", "first")
+    assert _estimate_and_check(keeper, thread.thread_id, plain) == ("blocked", "blocked")
+    [listed] = keeper.threads(workspace=str(plain))
+    assert listed.state_reason == "recorded outside git"
+
+
+def _agent_keeper(store: Path, agent: str, root: Path) -> Keeper:
+    from sessionkeeper.agents.importer import AgentSources
+
+    return Keeper(store, agents=AgentSources(agents=(agent,), roots={agent: (str(root),)}))
+
+
+def test_the_estimate_agrees_with_the_check_on_a_claude_session_on_a_detached_head(
+        store_dir, tmp_path):
+    """Fixture: a real repository with its HEAD detached and a Claude transcript of a session run
+    there (gitBranch "HEAD": Claude Code's word for a detached HEAD), under `tmp_path/claude`."""
+    from tests.unit._agents import generator
+
+    gen = generator()
+    work = init_repo(tmp_path / "work", {"a.py": "a\n"})
+    git(work, "checkout", "-q", "--detach")
+    project = tmp_path / "claude" / "projects" / "-work"
+    project.mkdir(parents=True)
+    transcript = gen.Transcript(cwd=str(work), branch="HEAD")
+    (project / f"{gen.CLAUDE_SESSION}.jsonl").write_bytes(gen.dump(gen.claude_lines(transcript)))
+    keeper = _agent_keeper(store_dir, "claude", tmp_path / "claude")
+    assert _estimate_and_check(keeper, gen.CLAUDE_SESSION, work) == ("ok", "ok")
+
+
+def test_the_estimate_agrees_with_the_check_on_a_codex_thread_of_a_repository_without_commits(
+        store_dir, tmp_path):
+    """Fixture: a real `git init` repository without commits and, under `tmp_path/codex`, a Codex
+    rollout created there, whose session header says `git: {}` (no branch, no commit)."""
+    from tests.unit._agents import generator
+
+    gen = generator()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    lines = gen.codex_lines(str(fresh))
+    lines[0]["payload"]["git"] = {}
+    day = tmp_path / "codex" / gen.CODEX_DAY
+    day.mkdir(parents=True)
+    (day / gen.CODEX_NAME).write_bytes(gen.dump(lines))
+    keeper = _agent_keeper(store_dir, "codex", tmp_path / "codex")
+    assert _estimate_and_check(keeper, gen.CODEX_THREAD, fresh) == ("ok", "ok")
+
+
+def test_the_estimate_agrees_with_the_check_once_a_repository_without_commits_gets_one(
+        store_dir, tmp_path):
+    """Fixture: a thread recorded in a `git init` repository without commits (its HEAD recorded
+    as none), then a first commit made there."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    keeper = Keeper(store_dir)
+    thread = keeper.start(fresh, title="new project")
+    thread.close()
+    assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("ok", "ok")
+    git(fresh, "commit", "-q", "--allow-empty", "-m", "first")
+    assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("drift", "drift")

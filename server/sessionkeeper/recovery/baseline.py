@@ -170,8 +170,8 @@ def capture(path: str | os.PathLike[str], *, dirty: bool = False,
     origin) costs two more, unless `known` — a baseline recorded earlier — has the same HEAD
     commit, whose history (so its root commits) is the same. `remote=False` asks no origin URL
     (one call less: a listing's estimate compares root commits only; the identity's remote_url is
-    then None). `dirty=True` adds the dirty fingerprint (a status plus hashing every changed
-    file), which no comparison reads.
+    then None, unless there are no root commits to compare: a shallow clone). `dirty=True` adds
+    the dirty fingerprint (a status plus hashing every changed file), which no comparison reads.
     """
     where = os.fspath(path)
     head = head_of(where)
@@ -188,9 +188,11 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
             and known.identity.root_commits:
         identity = known.identity
     else:
-        url = gitrun.value(top, "config", "--get", "remote.origin.url") if remote else None
-        identity = RepoIdentity(root_commits=_root_commits(top, head.common_dir),
-                                remote_url=redact_url(url))
+        roots = _root_commits(top, head.common_dir)
+        # without root commits (a shallow clone) the repository is known by its origin only
+        url = gitrun.value(top, "config", "--get", "remote.origin.url") \
+            if remote or not roots else None
+        identity = RepoIdentity(root_commits=roots, remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,
                        dirty=dirty_fingerprint(top) if dirty else None)
@@ -380,6 +382,16 @@ def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | 
 def blocks(difference: Difference) -> bool:
     """True if this difference means the session cannot continue here."""
     return difference.kind in BLOCKING_KINDS
+
+
+def baseline_differences(recorded: GitBaseline | None, current: GitBaseline | None, *,
+                         cwd_exists: bool, unrecorded: Iterable[str] = ()) -> list[Difference]:
+    """`compare`, less the differences in fields the recorded baseline never stated
+    (`unrecorded`: "head", "branch"; an agent's log may have neither): the check's decision,
+    which a listing's estimate makes too."""
+    diffs = compare(recorded, current, cwd_exists=cwd_exists)
+    skip = frozenset(unrecorded)
+    return [d for d in diffs if d.kind not in skip] if skip else diffs
 
 
 def verdict_of(differences: Iterable[Difference], *, damaged: bool = False) -> Verdict:

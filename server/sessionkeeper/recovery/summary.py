@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from ..events import GitBaseline, Record
+from ..events import GitBaseline, Record, RepoIdentity
 from ..store.index import NATIVE, ThreadRow
 
 if TYPE_CHECKING:  # a listing needs no subsystem: they are imported where a state is summed up
+    from .findings import Difference
     from .state import SessionState
 
 ResumeState = Literal["ok", "drift", "blocked"]
@@ -31,6 +32,9 @@ class StatusSummary(TypedDict):
     tests: dict[str, int] | None
     cost_usd: float
     model: str | None
+    origin: str | None
+    """The recorded repository's origin URL (redacted): what tells it in a clone without root
+    commits (a shallow one), for a listing's estimate."""
 
 
 def status_summary(state: SessionState, meta: Record) -> StatusSummary:
@@ -53,6 +57,7 @@ def status_summary(state: SessionState, meta: Record) -> StatusSummary:
         if tests and tests.get("total") is not None else None,
         "cost_usd": state.get(CostState).totals()["usd"],
         "model": state.get(ModelState).summary().get("effective"),
+        "origin": (baseline.get("identity") or {}).get("remote_url"),
     }
 
 
@@ -155,21 +160,53 @@ def thread_summary(row: ThreadRow, *, live: StatusSummary | None = None,
 
 
 def estimate_state(row: ThreadRow, current: GitBaseline | None) -> tuple[ResumeState, str | None]:
-    """What a resume would likely say, from the index alone: repository, branch and HEAD.
+    """What a resume would likely say, from the index alone: the check's own comparison of the
+    thread's repository, branch and HEAD (as the index has them) with the workspace's.
 
     Cheap (no rollout read, no file hashing), so a listing can show it; the real check runs
-    on resume and may still find changed files.
+    on resume and may still find changed files. A listing is of one cwd: the thread's paths are
+    taken for the workspace's (no relocation is estimated).
     """
     if row.damaged:
         return "blocked", "log damaged"
-    roots = current.identity.root_commits if current is not None and current.identity else []
-    if row.repo_key and row.repo_key not in roots:
-        return "blocked", "another repository" if current is not None else "outside git here"
+    from .baseline import baseline_differences, verdict_of
+
+    recorded, unrecorded = _recorded(row, current)
+    diffs = baseline_differences(recorded, current, cwd_exists=True, unrecorded=unrecorded)
+    return verdict_of(diffs), _reason(diffs[0], current) if diffs else None
+
+
+def _recorded(row: ThreadRow, current: GitBaseline | None) -> tuple[GitBaseline | None, set[str]]:
+    """The thread's baseline as the index has it, at the workspace's paths, and the fields it
+    never stated. None when it names no repository, branch or HEAD: it ran outside git — unless
+    it is an agent's log the import found in a repository (Codex's `git: {}` in a repository
+    without commits: branch and HEAD unknown)."""
     summary: Any = row.summary or {}
     branch = summary.get("branch") or row.branch
+    branch = None if branch == "HEAD" else branch  # Claude Code's word for detached (or no git)
     head = summary.get("head")
-    if current is not None and branch != current.branch:
-        return "drift", f"branch {branch or 'detached'} → {current.branch or 'detached'}"
-    if current is not None and head and head != current.head:
-        return "drift", f"HEAD {head[:7]} → {(current.head or 'none')[:7]}"
-    return "ok", None
+    # our own snapshot's summary states HEAD (None: no commits yet); an agent's log may not
+    stated = not row.imported and "head" in summary
+    unrecorded = set() if head or stated else {"head"}
+    if not (row.repo_key or branch or head):
+        if not row.imported or (summary.get("identity") or {}).get("outside_git") is True:
+            return None, unrecorded
+        unrecorded.add("branch")
+    where = current or GitBaseline(repo_root=row.cwd, worktree=row.cwd)
+    return GitBaseline(repo_root=where.repo_root, worktree=where.worktree,
+                       identity=RepoIdentity(root_commits=[row.repo_key] if row.repo_key else [],
+                                             remote_url=summary.get("origin")),
+                       branch=branch, head=head), unrecorded
+
+
+def _reason(difference: Difference, current: GitBaseline | None) -> str:
+    """An estimate's difference in a few words ("branch fix/payment → main")."""
+    d = difference
+    if d.kind == "other_repository":
+        return ("recorded outside git" if d.recorded is None else "another repository") \
+            if current is not None else "outside git here"
+    if d.kind == "branch":
+        return f"branch {d.recorded or 'detached'} → {d.current or 'detached'}"
+    if d.kind == "head":
+        return f"HEAD {(d.recorded or 'none')[:7]} → {(d.current or 'none')[:7]}"
+    return d.kind.replace("_", " ")

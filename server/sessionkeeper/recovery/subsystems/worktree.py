@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...events import GitBaseline, RepoIdentity
-from ..baseline import compare
+from ..baseline import baseline_differences
 from .base import Difference, Findings, Record, Subsystem, Workspace, register
 
 _FIELDS = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
@@ -88,10 +88,10 @@ class Worktree(Subsystem):
         if workspace.git_note is not None:  # git will not read it: nothing can be compared
             return Findings(differences=[Difference("git_refused", self.state["cwd"],
                                                     workspace.root, workspace.git_note)])
-        diffs = compare(recorded, workspace.baseline, cwd_exists=workspace.exists)
-        unrecorded = {"head", "branch"}.intersection(self.state.get("unknown", ()))
-        if unrecorded:  # never recorded (an agent's log): nothing to differ from
-            diffs = [d for d in diffs if d.kind not in unrecorded]
+        # a field never recorded (an agent's log): nothing to differ from
+        diffs = baseline_differences(recorded, workspace.baseline, cwd_exists=workspace.exists,
+                                     unrecorded={"head", "branch"}.intersection(
+                                         self.state.get("unknown", ())))
         cwd = self.state["cwd"]
         settled = any(d.kind in ("relocated", "other_repository", "cwd_missing") for d in diffs)
         if not settled and cwd and os.path.realpath(cwd) != os.path.realpath(workspace.root):
