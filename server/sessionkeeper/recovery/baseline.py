@@ -234,6 +234,11 @@ def _real(path: str | None) -> str | None:
     return os.path.realpath(path) if path else None
 
 
+def _same_place(a: str | None, b: str | None) -> bool:
+    """True when two paths name one place (equal names need no realpath's system calls)."""
+    return a == b or _real(a) == _real(b)
+
+
 def compare(
     recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
 ) -> list[Difference]:
@@ -250,15 +255,15 @@ def compare(
         return [Difference("other_repository", _ident(recorded), _ident(current), detail)]
     same = same_repository(recorded.identity, current.identity)
     if same is None:  # no commits and no remote on one side: fall back to the path
-        same = _real(recorded.repo_root) == _real(current.repo_root)
+        same = _same_place(recorded.repo_root, current.repo_root)
     if not same:
         return [Difference("other_repository", _ident(recorded), _ident(current),
                            "no common root commit")]
     diffs: list[Difference] = []
-    if _real(recorded.repo_root) != _real(current.repo_root):
+    if not _same_place(recorded.repo_root, current.repo_root):
         diffs.append(Difference("relocated", recorded.repo_root, current.repo_root,
                                 "same repository at another path"))
-    elif _real(recorded.worktree) != _real(current.worktree):
+    elif not _same_place(recorded.worktree, current.worktree):
         diffs.append(Difference("relocated", recorded.worktree, current.worktree,
                                 "another worktree of the same repository"))
     if recorded.branch != current.branch:
@@ -371,7 +376,7 @@ def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | 
             or not current.worktree or not recorded.worktree:
         return root
     same = same_repository(recorded.identity, current.identity)
-    if not (same or same is None and _real(recorded.repo_root) == _real(current.repo_root)):
+    if not (same or same is None and _same_place(recorded.repo_root, current.repo_root)):
         return root
     offset = os.path.relpath(recorded_cwd, recorded.worktree)
     if offset.startswith(".."):
