@@ -218,3 +218,46 @@ def test_a_resume_the_digest_proves_loads_no_keeper_and_makes_no_id(
     modules = set(json.loads(out.read_text()))
     assert {"sessionkeeper.hooks.digest", "sessionkeeper.hooks.policy"} <= modules
     assert modules & {"uuid", "datetime", "sessionkeeper.api", "pydantic"} == set()
+
+
+def _strict(data: bytes) -> Any:
+    """JSON as the agents read it: no NaN or Infinity, no number that overflows a double."""
+    def refuse(text: str) -> float:
+        raise ValueError(f"not JSON: {text}")
+
+    def double(text: str) -> float:
+        value = float(text)
+        return value if value not in (float("inf"), float("-inf")) else refuse(text)
+
+    return json.loads(data, parse_constant=refuse, parse_float=double)
+
+
+@pytest.mark.parametrize("settings,problem", [
+    (b'{"cleanupPeriodDays": 1e999}', "1e999"), (b'{"x": NaN}', "NaN"),
+    (b'{"x": [-Infinity]}', "-Infinity"), (b'{"x": "\\ud800"}', "surrogate")])
+def test_a_claude_settings_file_that_would_not_be_written_back_as_json_is_refused_untouched(
+        settings: bytes, problem: str, home: dict[str, str]) -> None:
+    """Fixture: `home`; a settings.json with a value Python's json reads but cannot write back as
+    JSON (an overflowing number, NaN / Infinity literals, a lone surrogate escape)."""
+    path = Path(home["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(settings)
+    done = _sk("hooks", "install", "--agent", "claude", env=home, code=65)
+    assert "agent_config_invalid" in done.stderr and str(path) in done.stderr, done.stderr
+    assert problem in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert path.read_bytes() == settings
+    installs = Path(home["SESSIONKEEPER_HOME"]) / "hooks" / "installs"
+    assert [p.name for p in installs.iterdir() if not p.name.endswith(".lock")] == []  # no backup
+
+
+def test_claude_settings_with_big_and_small_numbers_are_written_back_as_the_same_json(
+        home: dict[str, str]) -> None:
+    """Fixture: `home`; a settings.json with a large double and an integer beyond 64 bits."""
+    path = Path(home["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b'{"n": 1e300, "tiny": 5e-324, "big": 123456789012345678901234567890}')
+    _sk("hooks", "install", "--agent", "claude", env=home)
+    written = _strict(path.read_bytes())
+    assert (written["n"], written["tiny"], written["big"]) == (1e300, 5e-324,
+                                                               123456789012345678901234567890)
+    assert set(written["hooks"]) >= {"SessionStart", "PreToolUse"}

@@ -298,8 +298,8 @@ from pathlib import Path
 from sessionkeeper.cli import main
 from sessionkeeper.hooks import install
 read = install._load_json
-def paused(path, data):  # the config is read; wait here until the test says go
-    out = read(path, data)
+def paused(path, data, **how):  # the config is read; wait here until the test says go
+    out = read(path, data, **how)
     Path(sys.argv[1], "read").touch()
     deadline = time.monotonic() + 30
     while not Path(sys.argv[1], "go").exists() and time.monotonic() < deadline:

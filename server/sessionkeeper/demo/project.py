@@ -73,8 +73,10 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
 
 
 def git(repo: Path, *args: str) -> str:
-    """Run git in the demo repository."""
-    env = {**os.environ, **GIT_ENV}
+    """Run git in the demo repository (never the one an exported GIT_DIR names)."""
+    from ..recovery.gitrun import environment
+
+    env = environment(GIT_ENV)
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True,
                           text=True).stdout.strip()
 

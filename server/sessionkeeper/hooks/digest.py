@@ -135,10 +135,12 @@ def _fresh(digest: Digest) -> bool:
 
 def _git_now(cwd: str) -> dict[str, Any] | None:
     """worktree, repo_root, head, branch of `cwd` from one `git rev-parse` (None: not simple)."""
+    from ..recovery.gitrun import environment  # imported by the policy already: costs nothing
+
     try:
         done = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-common-dir", "HEAD",
                                "--symbolic-full-name", "HEAD"], cwd=cwd, capture_output=True,
-                              env={**os.environ, **_GIT_ENV}, check=False, timeout=10)
+                              env=environment(_GIT_ENV), check=False, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()

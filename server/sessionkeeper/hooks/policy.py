@@ -79,7 +79,8 @@ def set_policy(policy: str, *, repo: str | None = None) -> str:
     where = os.path.realpath(repo) if repo is not None else os.path.expanduser("~")
     try:
         done = subprocess.run(["git", "config", scope, GIT_KEY, policy], cwd=where,
-                              capture_output=True, text=True, check=False, timeout=30)
+                              capture_output=True, text=True, check=False, timeout=30,
+                              env=gitrun.environment({}))
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InvalidWorkspace(f"git config {scope} {GIT_KEY} could not run in {where}: {exc}") from None
     if done.returncode != 0:

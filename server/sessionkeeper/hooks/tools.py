@@ -143,10 +143,15 @@ def _shell_changes(journal: Session) -> list[str]:
 
 
 def _head_moved(journal: Session, cwd: str) -> bool:
+    """Whether HEAD or the branch differ from the recorded baseline; False when that baseline is
+    unreadable (nothing proves a move: the damage is left for the resume check to report)."""
     from ..recovery import gitrun
     from ..recovery.subsystems.worktree import Worktree
 
-    recorded = journal.state.get(Worktree).recorded()
+    try:
+        recorded = journal.state.get(Worktree).recorded()
+    except ValueError:
+        return False
     if recorded is None or not os.path.isdir(cwd):
         return False
     head = gitrun.value(cwd, "rev-parse", "--verify", "-q", "HEAD^{commit}")

@@ -132,7 +132,7 @@ def checkout(path: str, plan: SwitchBackPlan) -> str | None:
     argv = shlex.split(plan.command)
     if argv[:1] != ["git"] or "--force" in argv or "-f" in argv:
         return f"refusing to run {plan.command!r}"
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = gitrun.environment({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
     try:
         done = subprocess.run([*argv[:1], "-c", "advice.detachedHead=false", *argv[1:]], cwd=path,
                               env=env, capture_output=True, text=True, check=False)

@@ -25,6 +25,7 @@ from typing import Literal
 
 from ..errors import InvalidWorkspace
 from ..store.blobs import BlobStore
+from . import gitrun
 from .subsystems.file_history import norm_path
 
 DEFAULT_LIMIT_BYTES = 10 * 1024 * 1024
@@ -141,7 +142,7 @@ def capture_at_commit(workspace: str | os.PathLike[str], relpath: str, *, commit
     if kind != b"blob" or mode == b"120000" or name.decode("utf-8", "surrogateescape") != rel:
         return HashOnly(rel, "not_a_file")
     secret = not allow_secret_files and is_secret_file(rel)
-    env = {**os.environ, **_GIT_ENV}
+    env = gitrun.environment(_GIT_ENV)
     with subprocess.Popen(["git", "cat-file", "--filters", f"{commit}:./{rel}"], cwd=workspace,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         out, err = proc.stdout, proc.stderr
@@ -156,7 +157,7 @@ def capture_at_commit(workspace: str | os.PathLike[str], relpath: str, *, commit
 
 def _git(workspace: str | os.PathLike[str], *args: str) -> bytes:
     """Run one read-only git command in the workspace; InvalidWorkspace when git fails."""
-    env = {**os.environ, **_GIT_ENV}
+    env = gitrun.environment(_GIT_ENV)
     try:
         done = subprocess.run(["git", *args], cwd=workspace, env=env, capture_output=True, check=False)
     except (FileNotFoundError, NotADirectoryError) as exc:

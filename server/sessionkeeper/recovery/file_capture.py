@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
 from ..store.blobs import BlobStore
+from . import gitrun
 from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
 from .paths import RealPaths
 from .subsystems.file_history import FileHistory
@@ -172,7 +173,7 @@ def _ignored(workspace: str, path: str) -> bool:
 
 def _git(workspace: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
     try:
-        return subprocess.run(["git", *args], cwd=workspace, env={**os.environ, **_GIT_ENV},
+        return subprocess.run(["git", *args], cwd=workspace, env=gitrun.environment(_GIT_ENV),
                               capture_output=True, check=False, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InvalidWorkspace
+from . import gitrun
 
 MARKER = "# sessionkeeper-git-hook v1"
 PREVIOUS_SUFFIX = ".pre-sessionkeeper"
@@ -88,7 +89,7 @@ def hooks_dir(repo: str | os.PathLike[str]) -> Path:
     """The directory git runs the repository's hooks from (InvalidWorkspace outside git)."""
     done = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=repo,
                           capture_output=True, text=True, check=False,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                          env=gitrun.environment({"GIT_OPTIONAL_LOCKS": "0"}))
     if done.returncode != 0:
         raise InvalidWorkspace(f"{repo} is not inside a git repository: {done.stderr.strip()}")
     return (Path(repo) / done.stdout.strip()).resolve()

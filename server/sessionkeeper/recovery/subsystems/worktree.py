@@ -68,6 +68,8 @@ class Worktree(Subsystem):
 
     def recorded(self) -> GitBaseline | None:
         """Return the recorded baseline, or None outside git; ValueError if it is malformed."""
+        if "baseline" not in self.state:  # a crafted snapshot's state: not "outside git"
+            raise ValueError("the worktree state has no baseline")
         return baseline_of(self.state["baseline"])
 
     def recorded_branch(self) -> str | None:
