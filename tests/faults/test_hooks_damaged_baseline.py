@@ -40,11 +40,33 @@ def _snapshot_without_baseline(store: Path) -> None:
     session.writer.close()  # not Session.close: that would snapshot the state once more
 
 
+def _snapshot_with_baseline(value: object) -> Damage:
+    """Append a checksum-valid copy of the journal's last snapshot whose worktree baseline is
+    `value` (a shape our own snapshot never has)."""
+    def damage(store: Path) -> None:
+        session = Keeper(store).journal("claude", SID)
+        session.snapshot()
+        path, seq = session.writer.path, session.writer.last_seq
+        session.close()
+        lines = Path(path).read_bytes().splitlines()
+        last = next(orjson.loads(line) for line in reversed(lines) if b'"snapshot"' in line)
+        body = {k: v for k, v in last.items() if k not in ("seq", "ts", "crc")}
+        body["through_seq"] = seq
+        body["state"]["subsystems"]["worktree"]["baseline"] = value
+        with open(path, "ab") as handle:
+            handle.write(frame(seq + 1, b"2026-12-01T00:00:00.000Z", orjson.dumps(body)))
+    return damage
+
+
 DAMAGES: dict[str, Damage] = {
     "a baseline whose head is a number": _appended({"branch": "fix/payment", "head": 5}),
     "a baseline whose identity has a foreign key": _appended(
         {"branch": "fix/payment", "identity": {"root_commits": [], "bogus": 1}}),
     "a snapshot whose worktree state has no baseline": _snapshot_without_baseline,
+    "a snapshot whose worktree baseline is a list": _snapshot_with_baseline([1]),
+    "a snapshot whose worktree baseline is a string": _snapshot_with_baseline("main"),
+    "a snapshot whose worktree baseline has a number for head": _snapshot_with_baseline(
+        {"branch": "fix/payment", "head": 5, "identity": {"root_commits": [], "bogus": [1]}}),
 }
 
 

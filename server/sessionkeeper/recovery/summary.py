@@ -47,18 +47,29 @@ def status_summary(state: SessionState, meta: Record) -> StatusSummary:
 
     todos = state.get(Todos).summary()
     tests = state.get(VerifierState).summary().get("tests")
-    baseline = state.get(Worktree).snapshot().get("baseline") or meta.get("baseline") or {}
+    baseline = _mapping(state.get(Worktree).snapshot().get("baseline") or meta.get("baseline"))
     return {
         "title": meta.get("title"),
-        "branch": baseline.get("branch"),
-        "head": baseline.get("head"),
+        "branch": _text(baseline.get("branch")),
+        "head": _text(baseline.get("head")),
         "todos": {"done": todos["done"], "total": todos["total"]},
         "tests": {"passed": tests["passed"], "total": tests["total"]}
         if tests and tests.get("total") is not None else None,
         "cost_usd": state.get(CostState).totals()["usd"],
         "model": state.get(ModelState).summary().get("effective"),
-        "origin": (baseline.get("identity") or {}).get("remote_url"),
+        "origin": _text(_mapping(baseline.get("identity")).get("remote_url")),
     }
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    """`value` if it is an object, else {}: a crafted state's other shapes sum up to nothing
+    (the resume check reports them)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    """`value` if it is a string, else None (as for `_mapping`)."""
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)
