@@ -18,12 +18,13 @@ secret-named files (never stored, so deleting one could not be undone).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidEvent
+from .errors import InvalidEvent, InvalidWorkspace
 from .events import Durability, Record
 
 if TYPE_CHECKING:
@@ -93,12 +94,19 @@ def undo_target(state: SessionState) -> tuple[int, list[str], int, int]:
 def plan(state: SessionState, *, workspace: str, to_seq: int, paths: Sequence[str] | None,
          force: bool, blobs: BlobStore, allow_secret_files: bool,
          guard_after: int | None = None) -> RewindPlan:
-    """The rewind's plan from the history and the disk, with the Keeper's own refusals."""
+    """The rewind's plan from the history and the disk, with the Keeper's own refusals.
+
+    InvalidWorkspace when the workspace is not a directory here (moved or deleted): its files would
+    all look deleted, and a restore would create the old path anew.
+    """
     from .recovery.baseline import PathEscapesRoot, file_hash
     from .recovery.rewind import plan_rewind
     from .recovery.subsystems.file_history import norm_path
     from .recovery.versions import state_at
 
+    if not os.path.isdir(workspace):
+        raise InvalidWorkspace(f"the workspace {workspace} is not a directory here: a rewind can "
+                               "neither compare nor restore its files (nothing was changed)")
     history = history_of(state).files
     if paths is not None:
         paths = sorted({norm_path(p) for p in paths})
