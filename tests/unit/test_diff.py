@@ -97,3 +97,12 @@ def test_a_history_without_content_before_its_first_version_says_so(store_dir: P
     key = blobs.put(b"x\n")
     [only] = diff_history({"a.py": [{"seq": 3, "hash": key, "author": "agent"}]}, blobs=blobs)
     assert only.old is None and only.text is None and "no content is known" in only.note
+
+
+def test_a_change_of_bytes_that_are_not_utf8_shows_in_the_diff(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`; menu.txt in Latin-1, the agent changing one accented letter for another."""
+    session = FileSession(repo, BlobStore(store_dir))
+    session.write("menu.txt", b"caf\xe9 cr\xe8me\n")
+    session.write("menu.txt", b"caf\xe8 cr\xe8me\n")
+    _created, changed = diff_history(session.history, blobs=session.blobs, path="menu.txt")
+    assert "-caf\\xe9 cr\\xe8me\n+caf\\xe8 cr\\xe8me\n" in (changed.text or "")

@@ -77,7 +77,8 @@ def _diff(path: str, old: Version | None, new: Version, *, blobs: BlobStore, con
         sides.append(content)
     if any(is_binary(s) for s in sides):
         return FileDiff(path, old, new, None, "binary files differ")
-    a, b = (s.decode("utf-8", "replace").splitlines(keepends=True) for s in sides)
+    # bytes that are not UTF-8 shown as `\xe9` (as U+FFFD, a change of one to another vanished)
+    a, b = (s.decode("utf-8", "backslashreplace").splitlines(keepends=True) for s in sides)
     before = "/dev/null" if old.hash is None else f"a/{path}"
     after = "/dev/null" if new.hash is None else f"b/{path}"
     lines = difflib.unified_diff(a, b, before, after, f"({old.label})", f"({new.label})", n=context)
