@@ -164,7 +164,7 @@ def _save_forced(session: Session, planned: RewindPlan, *, blobs: BlobStore) -> 
                                and not last.get("content")):
             continue  # nothing to force over, or already recorded with its content
         try:
-            held = read_regular(Path(session.workspace) / step.path)
+            held = read_regular(Path(os.path.realpath(os.path.join(session.workspace, step.path))))
         except OSError:
             continue  # execute finds it too and fails that file alone
         if (content_key(held) if held is not None else None) != step.current:

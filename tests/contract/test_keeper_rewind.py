@@ -134,3 +134,23 @@ def test_rewinding_a_symlink_the_agent_created_removes_the_link_not_the_file_it_
     assert report.complete and outcome is not None and outcome.status == "deleted"
     assert not os.path.lexists(repo / "CLAUDE.md")
     assert (repo / "AGENTS.md").read_text() == "the rules\n"
+
+
+def test_undo_of_a_forced_rewind_through_a_symlink_brings_back_the_users_content(
+        store_dir: Path, repo: Path) -> None:
+    """Fixtures: `store_dir`, `repo` with CLAUDE.md -> AGENTS.md committed; the agent writes two
+    versions through CLAUDE.md, the user then edits AGENTS.md; a forced rewind, then its undo."""
+    (repo / "AGENTS.md").write_text("rules\n")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    git(repo, "add", "AGENTS.md", "CLAUDE.md")
+    git(repo, "commit", "-q", "-m", "rules")
+    keeper = Keeper(store_dir)
+    thread, seqs = record(keeper, repo, {"CLAUDE.md": b"agent v1\n"})
+    with keeper.attach(keeper.store.thread_sessions(thread)[-1].session_id) as session:
+        (repo / "CLAUDE.md").write_bytes(b"agent v2\n")
+        session.record({"type": "file_change", "path": "CLAUDE.md"})
+    (repo / "AGENTS.md").write_text("the user's rules\n")
+    assert keeper.rewind(thread, to_seq=seqs[0], force=True).complete
+    assert (repo / "AGENTS.md").read_text() == "agent v1\n"
+    assert keeper.rewind(thread, undo=True).complete
+    assert (repo / "AGENTS.md").read_text() == "the user's rules\n"
