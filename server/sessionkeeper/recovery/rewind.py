@@ -229,8 +229,17 @@ def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
         return FileOutcome(step.path, "failed", f"{exc}; the file was not touched", step.current,
                            step.current, exc.name)
     except OSError as exc:
-        return FileOutcome(step.path, "failed", f"{exc.strerror or exc}", step.current, None,
-                           "os_error")
+        return FileOutcome(step.path, "failed", f"{exc.strerror or exc}", step.current,
+                           _on_disk(target, step.current), "os_error")
+
+
+def _on_disk(path: Path, unknown: str | None) -> str | None:
+    """The hash of what `path` holds after a failure (None: absent); `unknown` if unreadable."""
+    try:
+        held = read_regular(path)
+    except OSError:
+        return unknown
+    return content_key(held) if held is not None else None
 
 
 def read_regular(path: Path) -> bytes | None:
