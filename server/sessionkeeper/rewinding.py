@@ -9,21 +9,23 @@ One rewind, under the thread's writer lock and the session's record lock, in thi
    durable `rewind` lifecycle record (stage end) with the outcomes.
 A crash after 2 leaves a begin without an end: `finish_interrupted` (run first by the next rewind
 of the thread) re-plans it, never forced — idempotent: files already rewound are unchanged and
-get their records. An undo (`undo_target`) rewinds the files the latest rewind changed to the seq
-just before its begin; a file changed after that rewind by anyone but a rewind is refused
-unless forced. The Keeper's own refusals (`guarded`): paths resolving outside the workspace,
+get their records, as written from their last version (stored by the run before it replaced
+them), so the finished rewind can be undone. An undo (`undo_target`) rewinds the files the latest
+rewind changed to the seq just before its begin; a file changed after that rewind by anyone but a
+rewind is refused unless forced. The Keeper's own refusals (`guarded`): paths resolving outside the workspace,
 secret-named files (never stored, so deleting one could not be undone).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidEvent
+from .errors import InvalidEvent, InvalidWorkspace
 from .events import Durability, Record
 
 if TYPE_CHECKING:
@@ -93,12 +95,19 @@ def undo_target(state: SessionState) -> tuple[int, list[str], int, int]:
 def plan(state: SessionState, *, workspace: str, to_seq: int, paths: Sequence[str] | None,
          force: bool, blobs: BlobStore, allow_secret_files: bool,
          guard_after: int | None = None) -> RewindPlan:
-    """The rewind's plan from the history and the disk, with the Keeper's own refusals."""
+    """The rewind's plan from the history and the disk, with the Keeper's own refusals.
+
+    InvalidWorkspace when the workspace is not a directory here (moved or deleted): its files would
+    all look deleted, and a restore would create the old path anew.
+    """
     from .recovery.baseline import PathEscapesRoot, file_hash
     from .recovery.rewind import plan_rewind
     from .recovery.subsystems.file_history import norm_path
     from .recovery.versions import state_at
 
+    if not os.path.isdir(workspace):
+        raise InvalidWorkspace(f"the workspace {workspace} is not a directory here: a rewind can "
+                               "neither compare nor restore its files (nothing was changed)")
     history = history_of(state).files
     if paths is not None:
         paths = sorted({norm_path(p) for p in paths})
@@ -138,7 +147,7 @@ def finish_interrupted(session: Session, *, blobs: BlobStore, allow_secret_files
                    paths=open_one["paths"], force=False, blobs=blobs,
                    allow_secret_files=allow_secret_files)
     _execute(session, planned, blobs=blobs, begin_seq=open_one["seq"], undo_of=open_one["undo_of"],
-             paths=open_one["paths"], force=open_one["force"])
+             paths=open_one["paths"], force=open_one["force"], begun=open_one["planned"])
     return int(open_one["seq"])
 
 
@@ -155,7 +164,7 @@ def _save_forced(session: Session, planned: RewindPlan, *, blobs: BlobStore) -> 
                                and not last.get("content")):
             continue  # nothing to force over, or already recorded with its content
         try:
-            held = read_regular(Path(session.workspace) / step.path)
+            held = read_regular(Path(os.path.realpath(os.path.join(session.workspace, step.path))))
         except OSError:
             continue  # execute finds it too and fails that file alone
         if (content_key(held) if held is not None else None) != step.current:
@@ -184,14 +193,20 @@ def _begin(session: Session, planned: RewindPlan, *, undo_of: int | None,
 
 
 def _execute(session: Session, planned: RewindPlan, *, blobs: BlobStore, begin_seq: int,
-             undo_of: int | None, paths: Sequence[str] | None, force: bool) -> RewindResult:
-    """Carry the plan out, then record each file's new version and the end record."""
+             undo_of: int | None, paths: Sequence[str] | None, force: bool,
+             begun: Mapping[str, str] | None = None) -> RewindResult:
+    """Carry the plan out, then record each file's new version and the end record.
+
+    `begun`: the actions an interrupted rewind planned ({path: action}), when this finishes it.
+    """
     from .recovery.rewind import execute
     from .schema import Lifecycle, RewindInfo
 
     assert planned.to_seq is not None
     result = execute(planned, workspace=session.workspace, blobs=blobs)
     history = history_of(session.state)
+    if begun is not None:
+        result = _done_before(result, history, begun, blobs=blobs)
     events = [_version(o, begin_seq) for o in result.outcomes
               if o.status in ("written", "deleted")
               or (o.status == "unchanged" and _unrecorded(history.last(o.path), o.after))]
@@ -200,6 +215,23 @@ def _execute(session: Session, planned: RewindPlan, *, blobs: BlobStore, begin_s
                       begin_seq=begin_seq, outcomes={o.path: o.status for o in result.outcomes})
     session.record_own([*events, Lifecycle(source="rewind", reason="done", rewind=info)])
     return result
+
+
+def _done_before(result: RewindResult, history: Any, begun: Mapping[str, str], *,
+                 blobs: BlobStore) -> RewindResult:
+    """`result` with each file the interrupted run had already rewound (now `unchanged`, the disk
+    not its last version) as written or deleted, from that version: the interrupted run stored it
+    as a blob before it replaced the file, so `--undo` puts it back."""
+    outcomes = []
+    for o in result.outcomes:
+        last = history.last(o.path)
+        if o.status == "unchanged" and begun.get(o.path) in ("restore", "delete") \
+                and last is not None and _unrecorded(last, o.after) \
+                and (last.get("hash") is None or last["hash"] in blobs):
+            o = dataclasses.replace(o, status="deleted" if o.after is None else "written",
+                                    reason="rewound by the interrupted run", before=last.get("hash"))
+        outcomes.append(o)
+    return dataclasses.replace(result, outcomes=tuple(outcomes))
 
 
 def guarded(planned: RewindPlan, history: Mapping[str, Any], *, escaping: Iterable[str],

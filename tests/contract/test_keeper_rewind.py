@@ -3,6 +3,7 @@ undo guard, dry runs, and a thread another process writes to."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import ThreadBusy
+
+from ..conftest import git
 
 
 def record(keeper: Keeper, repo: Path, files: dict[str, bytes]) -> tuple[str, list[int]]:
@@ -113,3 +116,41 @@ def test_a_thread_open_in_another_process_cannot_be_rewound_but_can_be_planned(
         assert (repo / "payment.py").read_bytes() == b"agent\n"
     finally:
         holder.communicate(b"", timeout=30)
+
+
+def test_rewinding_a_symlink_the_agent_created_removes_the_link_not_the_file_it_names(
+        store_dir: Path, repo: Path) -> None:
+    """Fixtures: `store_dir`, `repo` with AGENTS.md committed; the agent links CLAUDE.md to it."""
+    (repo / "AGENTS.md").write_text("the rules\n")
+    git(repo, "add", "AGENTS.md")
+    git(repo, "commit", "-q", "-m", "rules")
+    keeper = Keeper(store_dir)
+    with keeper.start(repo) as session:
+        (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+        seq = session.record({"type": "file_change", "path": "CLAUDE.md"}).seq
+        thread = session.thread_id
+    report = keeper.rewind(thread, to_seq=seq - 1)
+    outcome = report.outcome("CLAUDE.md")
+    assert report.complete and outcome is not None and outcome.status == "deleted"
+    assert not os.path.lexists(repo / "CLAUDE.md")
+    assert (repo / "AGENTS.md").read_text() == "the rules\n"
+
+
+def test_undo_of_a_forced_rewind_through_a_symlink_brings_back_the_users_content(
+        store_dir: Path, repo: Path) -> None:
+    """Fixtures: `store_dir`, `repo` with CLAUDE.md -> AGENTS.md committed; the agent writes two
+    versions through CLAUDE.md, the user then edits AGENTS.md; a forced rewind, then its undo."""
+    (repo / "AGENTS.md").write_text("rules\n")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    git(repo, "add", "AGENTS.md", "CLAUDE.md")
+    git(repo, "commit", "-q", "-m", "rules")
+    keeper = Keeper(store_dir)
+    thread, seqs = record(keeper, repo, {"CLAUDE.md": b"agent v1\n"})
+    with keeper.attach(keeper.store.thread_sessions(thread)[-1].session_id) as session:
+        (repo / "CLAUDE.md").write_bytes(b"agent v2\n")
+        session.record({"type": "file_change", "path": "CLAUDE.md"})
+    (repo / "AGENTS.md").write_text("the user's rules\n")
+    assert keeper.rewind(thread, to_seq=seqs[0], force=True).complete
+    assert (repo / "AGENTS.md").read_text() == "agent v1\n"
+    assert keeper.rewind(thread, undo=True).complete
+    assert (repo / "AGENTS.md").read_text() == "the user's rules\n"

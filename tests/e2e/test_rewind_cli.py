@@ -233,3 +233,14 @@ def test_gc_removes_unreferenced_blobs_and_never_what_a_live_thread_needs(
     assert capped["over_cap"] is True and set(capped["expired"]) <= {
         sha(versions[0]), sha(versions[1]), sha(b"archived notes\n")}
     assert cli_json(store_dir, "rewind", live["thread_id"], "--to", "0")["complete"] is True
+
+
+def test_a_rewind_of_a_workspace_moved_away_writes_nothing_and_says_so(story: Story) -> None:
+    """Fixture: `story`, its repository then moved to another directory; a rewind of old.py (which
+    the agent deleted, so nothing on disk looks changed) to before its deletion."""
+    moved = story.repo.with_name("repo-moved")
+    story.repo.rename(moved)
+    done = cli(story.store, "rewind", story.thread, "--to", str(story.early), "--path", "old.py")
+    assert done.returncode == 64, (done.stdout, done.stderr)
+    assert "not a directory" in done.stderr
+    assert not story.repo.exists() and not (moved / "old.py").exists()

@@ -11,9 +11,13 @@ acknowledged event is in the rollout re-read from disk; the thread resumes.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from sessionkeeper.api import Keeper
@@ -23,6 +27,7 @@ from sessionkeeper.session import Session
 from sessionkeeper.store.recorder import Recorder
 from sessionkeeper.store.sinks import FileSink
 
+from ..conftest import init_repo
 from .conftest import Ledger
 
 
@@ -184,3 +189,28 @@ def test_a_recorder_that_cannot_write_its_buffer_on_close_still_closes_its_file(
     assert _descriptors_of(path) == [], "the rollout's descriptor leaked"
     with pytest.raises(SessionReadOnly):
         recorder.append([b'{"type":"message","role":"user","text":"later"}'])
+
+
+def test_a_rewind_out_of_space_in_the_workspace_leaves_the_file_and_reports_it_as_it_is(
+        small_tmpfs: Path, tmp_path: Path) -> None:
+    """Fixture: small_tmpfs holding a git workspace (the store elsewhere); the agent writes a
+    1.2 MB big.txt, then shrinks it; the tmpfs filled to 64 KiB free; `sessionkeeper rewind` to
+    the big version through the CLI."""
+    repo = init_repo(small_tmpfs / "repo", {"README.md": "on a small disk\n"})
+    big = b"".join(b"line %d of the big file\n" % i for i in range(50_000))
+    with Keeper(tmp_path / "store").start(repo) as session:
+        (repo / "big.txt").write_bytes(big)
+        to = session.record({"type": "file_change", "path": "big.txt"}).seq
+        (repo / "big.txt").write_bytes(b"small\n")
+        session.record({"type": "file_change", "path": "big.txt"})
+        thread = session.thread_id
+    _fill(small_tmpfs, leave=64 * 1024)
+    done = subprocess.run([sys.executable, "-m", "sessionkeeper", "rewind", thread, "--to", str(to),
+                           "--store", str(tmp_path / "store"), "--json"], capture_output=True,
+                          timeout=60)
+    assert done.returncode == 1, done.stderr.decode()
+    [step] = orjson.loads(done.stdout)["steps"]
+    assert step["outcome"] == "failed" and "No space left" in step["reason"]
+    assert (repo / "big.txt").read_bytes() == b"small\n"
+    assert step["after_hash"] == step["before_hash"] == hashlib.sha256(b"small\n").hexdigest()
+    assert not list(repo.glob(".big.txt.*"))

@@ -134,3 +134,29 @@ def test_kill9_of_the_rewind_cli_leaves_files_old_or_new_and_a_rerun_finishes(tm
         assert not [i for i in report["invalidated"] if i["subsystem"] == "rewinds"], where
     print(f"seed {SEED}: {killed_mid_run} of {TRIALS} kills hit a running rewind ({whole:.2f} s)")
     assert killed_mid_run or TRIALS == 0, f"seed {SEED}: no kill hit a running rewind"
+
+
+def test_a_rewind_killed_after_its_files_were_written_is_finished_and_can_be_undone(
+        tmp_path: Path) -> None:
+    """Fixture: a repo whose thread wrote a.py and b.py twice; a child process (kill9_after_rewrite.py)
+    rewinds both to their first versions and SIGKILLs itself before the end record."""
+    workspace = init_repo(tmp_path / "ws", {"README.md": "undo after a crash\n"})
+    first, second = {"a.py": b"a1\n", "b.py": b"b1\n"}, {"a.py": b"a2\n", "b.py": b"b2\n"}
+    with Keeper(tmp_path / "store").start(workspace) as session:
+        for versions in (first, second):
+            for path, data in versions.items():
+                (workspace / path).write_bytes(data)
+            acks = session.record_many([{"type": "file_change", "path": p} for p in versions])
+            if versions is first:
+                to = acks[-1].seq
+        thread, session_id = session.thread_id, session.session_id
+    child = subprocess.run([sys.executable, str(Path(__file__).with_name("kill9_after_rewrite.py")),
+                            str(tmp_path / "store"), session_id, str(to)], capture_output=True,
+                           timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    assert {p: (workspace / p).read_bytes() for p in first} == first
+    undo = _cli(tmp_path / "store", "rewind", thread, "--undo")
+    out, err = undo.communicate(timeout=60)
+    assert undo.returncode == 0, err.decode()
+    assert orjson.loads(out)["finished_interrupted"] is not None
+    assert {p: (workspace / p).read_bytes() for p in second} == second

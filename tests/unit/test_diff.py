@@ -97,3 +97,28 @@ def test_a_history_without_content_before_its_first_version_says_so(store_dir: P
     key = blobs.put(b"x\n")
     [only] = diff_history({"a.py": [{"seq": 3, "hash": key, "author": "agent"}]}, blobs=blobs)
     assert only.old is None and only.text is None and "no content is known" in only.note
+
+
+def test_a_change_of_bytes_that_are_not_utf8_shows_in_the_diff(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`; menu.txt in Latin-1, the agent changing one accented letter for another."""
+    session = FileSession(repo, BlobStore(store_dir))
+    session.write("menu.txt", b"caf\xe9 cr\xe8me\n")
+    session.write("menu.txt", b"caf\xe8 cr\xe8me\n")
+    _created, changed = diff_history(session.history, blobs=session.blobs, path="menu.txt")
+    assert "-caf\\xe9 cr\\xe8me\n+caf\\xe8 cr\\xe8me\n" in (changed.text or "")
+
+
+def test_a_form_feed_or_a_lone_carriage_return_is_no_line_break_in_the_diff(
+        repo: Path, store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: `repo`; the agent creates pages.c (a form feed between functions, a lone CR in a
+    string) and edits it; its diffs applied with `git apply` to a clean clone."""
+    session = FileSession(repo, BlobStore(store_dir))
+    session.write("pages.c", b"int a;\n\x0c\nchar *s = \"x\ry\";\nint b;\n")
+    session.write("pages.c", b"int a;\n\x0c\nchar *s = \"x\ry\";\nint c;\n")
+    diffs = diff_history(session.history, blobs=session.blobs, path="pages.c")
+    assert "@@ -1,4 +1,4 @@" in (diffs[1].text or "") and "No newline" not in render(diffs)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    for d in diffs:
+        subprocess.run(["git", "apply", "-"], cwd=clone, input=(d.text or "").encode(), check=True)
+    assert (clone / "pages.c").read_bytes() == (repo / "pages.c").read_bytes()

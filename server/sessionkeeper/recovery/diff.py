@@ -77,11 +77,19 @@ def _diff(path: str, old: Version | None, new: Version, *, blobs: BlobStore, con
         sides.append(content)
     if any(is_binary(s) for s in sides):
         return FileDiff(path, old, new, None, "binary files differ")
-    a, b = (s.decode("utf-8", "replace").splitlines(keepends=True) for s in sides)
+    a, b = (_lines(s) for s in sides)
     before = "/dev/null" if old.hash is None else f"a/{path}"
     after = "/dev/null" if new.hash is None else f"b/{path}"
     lines = difflib.unified_diff(a, b, before, after, f"({old.label})", f"({new.label})", n=context)
     return FileDiff(path, old, new, "".join(_terminated(lines)))
+
+
+def _lines(data: bytes) -> list[str]:
+    """The content's lines as git counts them: each ended by `\\n` only (a form feed or a lone CR
+    is no line break); bytes that are not UTF-8 shown as `\\xe9` (as U+FFFD, a change of one to
+    another vanished)."""
+    *lines, last = data.decode("utf-8", "backslashreplace").split("\n")
+    return [line + "\n" for line in lines] + ([last] if last else [])
 
 
 def _content(version: Version, blobs: BlobStore) -> bytes | str:

@@ -13,7 +13,8 @@ Executor invariants (`execute`):
 - a blob is read and verified before its file is touched: a missing or corrupt blob fails that
   file only, and garbage is never written;
 - each file is replaced by a temp file in its directory (fsync, rename, fsync of the directory):
-  a `kill -9` leaves every file old or new. Temp files a killed run left behind are removed by
+  a `kill -9` leaves every file old or new. Deleting a path that is a symlink removes the link,
+  never the file it names. Temp files a killed run left behind are removed by
   the next run that touches the file.
 """
 
@@ -202,7 +203,9 @@ def execute(plan: RewindPlan, *, workspace: str | os.PathLike[str], blobs: BlobS
 def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
     """Restore or delete one file, guarded as the module docstring says."""
     target = Path(os.path.realpath(os.path.join(root, step.path)))
-    if os.path.commonpath([root, target]) != root or str(target) == root:
+    head, name = os.path.split(step.path)
+    entry = Path(os.path.realpath(os.path.join(root, head)), name)  # the name itself: maybe a link
+    if any(os.path.commonpath([root, p]) != root or str(p) == root for p in (target, entry)):
         return FileOutcome(step.path, "failed", "the path resolves outside the workspace",
                            step.current, step.current, "outside_workspace")
     try:
@@ -215,9 +218,10 @@ def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
                                                    "left alone", now, now)
         if held is not None:
             blobs.put(held)  # durable before the file changes: the rewind can be undone
-        if content is None:
-            os.unlink(target)
-            fsync_dir(target.parent)
+        if content is None:  # a symlink goes, never the file it names
+            gone = entry if entry.is_symlink() else target
+            os.unlink(gone)
+            fsync_dir(gone.parent)
             return FileOutcome(step.path, "deleted", step.reason, now, None)
         _replace(target, content)
         return FileOutcome(step.path, "written", step.reason, now, step.target)
@@ -225,8 +229,17 @@ def _carry_out(step: FileStep, root: str, blobs: BlobStore) -> FileOutcome:
         return FileOutcome(step.path, "failed", f"{exc}; the file was not touched", step.current,
                            step.current, exc.name)
     except OSError as exc:
-        return FileOutcome(step.path, "failed", f"{exc.strerror or exc}", step.current, None,
-                           "os_error")
+        return FileOutcome(step.path, "failed", f"{exc.strerror or exc}", step.current,
+                           _on_disk(target, step.current), "os_error")
+
+
+def _on_disk(path: Path, unknown: str | None) -> str | None:
+    """The hash of what `path` holds after a failure (None: absent); `unknown` if unreadable."""
+    try:
+        held = read_regular(path)
+    except OSError:
+        return unknown
+    return content_key(held) if held is not None else None
 
 
 def read_regular(path: Path) -> bytes | None:
