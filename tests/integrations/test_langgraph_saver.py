@@ -151,6 +151,26 @@ def run_cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "NO_COLOR": "1"})
 
 
+def test_gc_keeps_the_blobs_of_checkpoint_values_and_pending_writes(store_dir: Path) -> None:
+    """Fixture: a checkpoint whose channel value and pending write are above the inline limit
+    (both blobs), aged two hours; then the real `sessionkeeper gc` and `fsck`."""
+    doc = "lorem ipsum " * 9000
+    with SessionKeeperSaver(store_dir) as saver:
+        stored = put(saver, config(), {"doc": doc}, {"doc": 1})
+        saver.put_writes(stored, [("out", doc + "!")], task_id="task")
+    blobs = list(store_dir.glob("blobs/*/*"))
+    assert len(blobs) == 2
+    aged = time.time() - 7200
+    for blob in blobs:
+        os.utime(blob, (aged, aged))
+    collected = orjson.loads(run_cli(store_dir, "gc", "--json").stdout)
+    assert collected["removed"] == [] and len(list(store_dir.glob("blobs/*/*"))) == 2
+    with SessionKeeperSaver(store_dir) as saver:
+        found = got(saver, stored)
+    assert found.checkpoint["channel_values"] == {"doc": doc}
+    assert [w[1:] for w in found.pending_writes or []] == [("out", doc + "!")]
+
+
 def test_a_graph_thread_is_listed_checked_and_refused_after_a_branch_switch(
         store_dir: Path, repo: Path) -> None:
     """Fixture: `repo` (a real git repository on fix/payment); a thread recorded there, then the
