@@ -171,6 +171,26 @@ def test_gc_keeps_the_blobs_of_checkpoint_values_and_pending_writes(store_dir: P
     assert [w[1:] for w in found.pending_writes or []] == [("out", doc + "!")]
 
 
+def test_gc_over_its_cap_keeps_what_the_newest_checkpoint_needs(store_dir: Path) -> None:
+    """Fixture: two checkpoints, each with its own blob value; the newest also with a blob
+    pending write; the blobs aged two hours, then the real `sessionkeeper gc --cap 1` (everything
+    is over the cap)."""
+    doc = "lorem ipsum " * 9000
+    with SessionKeeperSaver(store_dir) as saver:
+        first = put(saver, config(), {"doc": doc}, {"doc": 1})
+        newest = put(saver, first, {"doc": doc + "?"}, {"doc": 2}, step=1)
+        saver.put_writes(newest, [("out", doc + "!")], task_id="task")
+    aged = time.time() - 7200
+    for blob in store_dir.glob("blobs/*/*"):
+        os.utime(blob, (aged, aged))
+    collected = orjson.loads(run_cli(store_dir, "gc", "--cap", "1", "--json").stdout)
+    assert collected["removed"] == []
+    with SessionKeeperSaver(store_dir) as saver:
+        found = got(saver, config())
+    assert found.checkpoint["channel_values"] == {"doc": doc + "?"}
+    assert [w[1:] for w in found.pending_writes or []] == [("out", doc + "!")]
+
+
 def test_a_graph_thread_is_listed_checked_and_refused_after_a_branch_switch(
         store_dir: Path, repo: Path) -> None:
     """Fixture: `repo` (a real git repository on fix/payment); a thread recorded there, then the
