@@ -3,6 +3,7 @@ incremental and blob storage of values, redaction, the workspace check, deletion
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import os
 import subprocess
@@ -142,6 +143,27 @@ def test_channel_values_round_trip_exactly_and_credentials_in_metadata_are_redac
     assert str(dict(found.metadata)["note"]).startswith("[REDACTED:openai_key:")
     on_disk = b"".join(p.read_bytes() for p in store_dir.glob("sessions/*/*/*/*.jsonl"))
     assert key.encode() not in on_disk
+
+
+@dataclasses.dataclass
+class Note:
+    """A state value of a user type (what a strict serializer must be allowed to decode)."""
+
+    text: str
+
+
+def test_the_clone_with_an_allowlist_decodes_the_types_it_allows(store_dir: Path) -> None:
+    """Fixture: a strict msgpack serializer (LangGraph's LANGGRAPH_STRICT_MSGPACK mode) and the
+    clone `with_allowlist` returns for a state holding a dataclass, as compile() asks for it."""
+    strict = JsonPlusSerializer(allowed_msgpack_modules=None)
+    with SessionKeeperSaver(store_dir, serde=strict) as saver:
+        allowed = saver.with_allowlist([(Note.__module__, "Note")])
+        stored = put(allowed, config(), {"note": Note("hi")}, {"note": 1})
+        allowed.put_writes(stored, [("note", Note("later"))], task_id="task")
+        found = got(allowed, stored)
+        assert got(saver, stored).checkpoint["id"] == found.checkpoint["id"]
+    assert found.checkpoint["channel_values"] == {"note": Note("hi")}
+    assert [w[1:] for w in found.pending_writes or []] == [("note", Note("later"))]
 
 
 def run_cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:

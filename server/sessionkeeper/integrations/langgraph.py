@@ -27,10 +27,10 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -100,6 +100,17 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         self._under_way = UnderWay()
         self.log = GraphLog(self.keeper, self.live, self.payloads, serde=self.serde,
                             durability=self.durability)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> SessionKeeperSaver:
+        """A clone whose serializer also decodes `extra_allowlist` (LangGraph's strict msgpack
+        mode asks for one at compile); it shares this saver's store, open threads and locks."""
+        clone = cast(SessionKeeperSaver, super().with_allowlist(extra_allowlist))
+        if clone is not self:  # values are encoded and decoded by the clone's own serializer
+            clone.payloads = Payloads(clone.serde, self.payloads.blobs,
+                                      inline_limit=self.payloads.inline_limit)
+            clone.log = GraphLog(self.keeper, self.live, clone.payloads, serde=clone.serde,
+                                 durability=self.durability)
+        return clone
 
     # ---- lifecycle --------------------------------------------------------------------------
 
