@@ -324,3 +324,46 @@ async def test_an_async_graph_interrupted_by_a_human_resumes_through_a_new_saver
         namespaces = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
     assert done["steps"] == ["inner", "answer:yes"] and history == [2, 1, 0, -1]
     assert "" in namespaces and any(ns.startswith("child:") for ns in namespaces)
+
+
+def _token_subgraph(ran: list[str]) -> Any:
+    """START → a subgraph in a node named `fetch_token` (its namespace `fetch_token:<task id>`
+    reads like a credential assignment): `before` runs, then `ask` waits for a human."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def before(state: Steps) -> dict[str, Any]:
+        ran.append("before")
+        return {"steps": ["before"]}
+
+    inner = StateGraph(Steps)
+    inner.add_node("before", before)
+    inner.add_node("ask", lambda state: {"steps": [f"answer:{interrupt('token?')}"]})
+    inner.add_edge(START, "before")
+    inner.add_edge("before", "ask")
+    inner.add_edge("ask", END)
+    outer = StateGraph(Steps)
+    outer.add_node("fetch_token", inner.compile())
+    outer.add_edge(START, "fetch_token")
+    outer.add_edge("fetch_token", END)
+    return outer
+
+
+def test_a_subgraph_named_like_a_credential_keeps_its_namespace_and_resumes(
+        store_dir: Path) -> None:
+    """Fixture: `_token_subgraph` interrupted in its subgraph; a second saver (a new process)
+    answers it. Redaction must not rewrite the namespace, or the subgraph starts over."""
+    from langgraph.types import Command
+
+    where, ran = config("token-thread"), []
+    with SessionKeeperSaver(store_dir) as saver:
+        _token_subgraph(ran).compile(checkpointer=saver).invoke({"steps": []}, where)
+    with SessionKeeperSaver(store_dir) as saver:
+        graph = _token_subgraph(ran).compile(checkpointer=saver)
+        (task,) = graph.get_state(where, subgraphs=True).tasks
+        assert task.state is not None and task.state.values == {"steps": ["before"]}
+        done = graph.invoke(Command(resume="yes"), where)
+        namespaces = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
+    assert done["steps"] == ["before", "answer:yes"] and ran == ["before"]
+    assert {ns.split(":")[0] for ns in namespaces} == {"", "fetch_token"}
+    assert not any("REDACTED" in ns for ns in namespaces)
