@@ -367,3 +367,16 @@ def test_a_subgraph_named_like_a_credential_keeps_its_namespace_and_resumes(
     assert done["steps"] == ["before", "answer:yes"] and ran == ["before"]
     assert {ns.split(":")[0] for ns in namespaces} == {"", "fetch_token"}
     assert not any("REDACTED" in ns for ns in namespaces)
+
+
+def test_the_history_of_a_thread_named_like_a_credential_names_that_thread(
+        store_dir: Path) -> None:
+    """Fixture: `_token_subgraph` run on thread `reset_token:7f3a9c21` (it reads like a credential
+    assignment, so its records hold it redacted) until its interrupt."""
+    where, ran = config("reset_token:7f3a9c21"), []
+    with SessionKeeperSaver(store_dir) as saver:
+        graph = _token_subgraph(ran).compile(checkpointer=saver)
+        graph.invoke({"steps": []}, where)
+        history = list(graph.get_state_history(where))
+        assert {s.config["configurable"]["thread_id"] for s in history} == {"reset_token:7f3a9c21"}
+        assert graph.get_state(history[0].config).next == ("fetch_token",)

@@ -290,12 +290,13 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
              before: RunnableConfig | None = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first (by id): of one thread (and namespace), or of every thread."""
+        asked: str | None = None  # the thread asked for names its tuples (the log's may be redacted)
         if config is None:
             threads: list[str] = list(graph_threads(self.keeper.store, AGENT))
             ns_only, only_id = None, None
         else:
-            thread, _, only_id = _keys(config)
-            threads = [session_thread_id(thread)]
+            asked, _, only_id = _keys(config)
+            threads = [session_thread_id(asked)]
             ns_only = (config.get("configurable") or {}).get("checkpoint_ns")
         before_id = get_checkpoint_id(before) if before else None
         chosen: list[tuple[str, str, Entry]] = []
@@ -310,7 +311,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                            and all(e["metadata"].get(k) == v for k, v in (filter or {}).items())]
         chosen.sort(key=lambda item: item[2]["id"], reverse=True)
         for ns, thread_id, entry in chosen[:limit] if limit is not None else chosen:
-            yield self.log.tuple_of(entry.get("thread") or thread_id, ns, entry)
+            yield self.log.tuple_of(asked or entry.get("thread") or thread_id, ns, entry)
 
     # ---- deleting, copying, pruning ---------------------------------------------------------
 
