@@ -174,9 +174,11 @@ class ContentActions:
     # ---- retention ------------------------------------------------------------------------------
 
     def blob_references(self) -> tuple[set[str], set[str]]:
-        """(every blob a rollout names as stored, archived ones included; what live threads need)."""
+        """(every blob a rollout names as stored, archived ones included; what live threads need:
+        the file versions a rewind needs, the values and writes of the newest checkpoints)."""
         from .events import blob_refs
         from .recovery.replay import replay
+        from .recovery.subsystems.checkpoints import Checkpoints
         from .rewinding import history_of
         from .store.reader import read_rollout
 
@@ -191,7 +193,8 @@ class ContentActions:
         protect: set[str] = set()
         for rollouts in live.values():
             rollouts.sort(key=lambda r: int(r.meta["seq"]) if r.meta else 0)
-            protect |= history_of(replay(rollouts).state).needed()
+            state = replay(rollouts).state
+            protect |= history_of(state).needed() | state.get(Checkpoints).needed()
         return referenced, protect
 
     def gc(self, *, cap_bytes: int | None = None, dry_run: bool = False,

@@ -252,9 +252,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+_PAYLOAD_ROWS = {"checkpoint": "values", "checkpoint_writes": "writes"}
+"""Framework records whose rows end in a payload reference (["blob", type, key] for a blob)."""
+
+
 def blob_refs(record: Record) -> list[str]:
-    """The blob keys a record names as stored (`content` / `before_content` "stored")."""
-    if record.get("type") != "file_change":
+    """The blob keys a record names as stored (`content` / `before_content` "stored", and the
+    blob payloads of a framework checkpoint's values and pending writes)."""
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in _PAYLOAD_ROWS:
+        rows = record.get(_PAYLOAD_ROWS[kind])
+        return [row[-1][2] for row in rows if isinstance(row, list) and row
+                and isinstance(row[-1], list) and len(row[-1]) == 3 and row[-1][0] == "blob"
+                and isinstance(row[-1][2], str)] if isinstance(rows, list) else []
+    if kind != "file_change":
         return []
     return [h for h, kept in ((record.get("after_hash"), record.get("content")),
                               (record.get("before_hash"), record.get("before_content")))

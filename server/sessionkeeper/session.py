@@ -96,10 +96,15 @@ class Session(OperationCalls):
         """Validate, redact and append one event; returns once `durability` is reached."""
         return self._write([self._body(event)], durability)[0]  # _record's path, for one event
 
-    def record_many(self, events: list[Record | Event], *,
-                    durability: Durability | None = None) -> list[Ack]:
+    def record_many(self, events: list[Record | Event], *, durability: Durability | None = None,
+                    redact: bool = True) -> list[Ack]:
         """Append events in order (one write); a re-delivered operation is acknowledged with the
-        seq of its first delivery and counted as a duplicate, never written again."""
+        seq of its first delivery and counted as a duplicate, never written again.
+
+        `redact=False`: the caller redacted the events' free text itself, and the rest (a
+        framework's namespaces and channel names, hex payloads) must reach disk exactly."""
+        if not redact:
+            return self._write([self._body(event, redact=False) for event in events], durability)
         return self._record(events, durability=durability, own=False)
 
     def record_file(self, path: str, *, content: bytes | None = None, author: str = "agent",
@@ -156,7 +161,7 @@ class Session(OperationCalls):
             return [pending[i].result() if b is None else b for i, b in enumerate(done)]
 
     def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,
-              built: bool = False) -> tuple[str, bytes]:
+              built: bool = False, redact: bool = True) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
         data = plain(event) if isinstance(event, Event) else event
@@ -171,7 +176,7 @@ class Session(OperationCalls):
                 data = self._completed(kind, data, content=content, own=own)
         # one built here was checked by its dataclass; what arrives is validated (pydantic)
         body = own_body(data) if built or (own and isinstance(event, Event)) else _validated(data)
-        return str(kind), redact_json(body) if self.policy.redact else body
+        return str(kind), redact_json(body) if redact and self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
                    own: bool = False) -> Record:

@@ -3,6 +3,7 @@ incremental and blob storage of values, redaction, the workspace check, deletion
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import os
 import subprocess
@@ -144,11 +145,72 @@ def test_channel_values_round_trip_exactly_and_credentials_in_metadata_are_redac
     assert key.encode() not in on_disk
 
 
+@dataclasses.dataclass
+class Note:
+    """A state value of a user type (what a strict serializer must be allowed to decode)."""
+
+    text: str
+
+
+def test_the_clone_with_an_allowlist_decodes_the_types_it_allows(store_dir: Path) -> None:
+    """Fixture: a strict msgpack serializer (LangGraph's LANGGRAPH_STRICT_MSGPACK mode) and the
+    clone `with_allowlist` returns for a state holding a dataclass, as compile() asks for it."""
+    strict = JsonPlusSerializer(allowed_msgpack_modules=None)
+    with SessionKeeperSaver(store_dir, serde=strict) as saver:
+        allowed = saver.with_allowlist([(Note.__module__, "Note")])
+        stored = put(allowed, config(), {"note": Note("hi")}, {"note": 1})
+        allowed.put_writes(stored, [("note", Note("later"))], task_id="task")
+        found = got(allowed, stored)
+        assert got(saver, stored).checkpoint["id"] == found.checkpoint["id"]
+    assert found.checkpoint["channel_values"] == {"note": Note("hi")}
+    assert [w[1:] for w in found.pending_writes or []] == [("note", Note("later"))]
+
+
 def run_cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The real `sessionkeeper` CLI against `store`."""
     return subprocess.run([sys.executable, "-m", "sessionkeeper", *args, "--store", str(store)],
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_gc_keeps_the_blobs_of_checkpoint_values_and_pending_writes(store_dir: Path) -> None:
+    """Fixture: a checkpoint whose channel value and pending write are above the inline limit
+    (both blobs), aged two hours; then the real `sessionkeeper gc` and `fsck`."""
+    doc = "lorem ipsum " * 9000
+    with SessionKeeperSaver(store_dir) as saver:
+        stored = put(saver, config(), {"doc": doc}, {"doc": 1})
+        saver.put_writes(stored, [("out", doc + "!")], task_id="task")
+    blobs = list(store_dir.glob("blobs/*/*"))
+    assert len(blobs) == 2
+    aged = time.time() - 7200
+    for blob in blobs:
+        os.utime(blob, (aged, aged))
+    collected = orjson.loads(run_cli(store_dir, "gc", "--json").stdout)
+    assert collected["removed"] == [] and len(list(store_dir.glob("blobs/*/*"))) == 2
+    with SessionKeeperSaver(store_dir) as saver:
+        found = got(saver, stored)
+    assert found.checkpoint["channel_values"] == {"doc": doc}
+    assert [w[1:] for w in found.pending_writes or []] == [("out", doc + "!")]
+
+
+def test_gc_over_its_cap_keeps_what_the_newest_checkpoint_needs(store_dir: Path) -> None:
+    """Fixture: two checkpoints, each with its own blob value; the newest also with a blob
+    pending write; the blobs aged two hours, then the real `sessionkeeper gc --cap 1` (everything
+    is over the cap)."""
+    doc = "lorem ipsum " * 9000
+    with SessionKeeperSaver(store_dir) as saver:
+        first = put(saver, config(), {"doc": doc}, {"doc": 1})
+        newest = put(saver, first, {"doc": doc + "?"}, {"doc": 2}, step=1)
+        saver.put_writes(newest, [("out", doc + "!")], task_id="task")
+    aged = time.time() - 7200
+    for blob in store_dir.glob("blobs/*/*"):
+        os.utime(blob, (aged, aged))
+    collected = orjson.loads(run_cli(store_dir, "gc", "--cap", "1", "--json").stdout)
+    assert collected["removed"] == []
+    with SessionKeeperSaver(store_dir) as saver:
+        found = got(saver, config())
+    assert found.checkpoint["channel_values"] == {"doc": doc + "?"}
+    assert [w[1:] for w in found.pending_writes or []] == [("out", doc + "!")]
 
 
 def test_a_graph_thread_is_listed_checked_and_refused_after_a_branch_switch(
@@ -262,3 +324,59 @@ async def test_an_async_graph_interrupted_by_a_human_resumes_through_a_new_saver
         namespaces = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
     assert done["steps"] == ["inner", "answer:yes"] and history == [2, 1, 0, -1]
     assert "" in namespaces and any(ns.startswith("child:") for ns in namespaces)
+
+
+def _token_subgraph(ran: list[str]) -> Any:
+    """START → a subgraph in a node named `fetch_token` (its namespace `fetch_token:<task id>`
+    reads like a credential assignment): `before` runs, then `ask` waits for a human."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def before(state: Steps) -> dict[str, Any]:
+        ran.append("before")
+        return {"steps": ["before"]}
+
+    inner = StateGraph(Steps)
+    inner.add_node("before", before)
+    inner.add_node("ask", lambda state: {"steps": [f"answer:{interrupt('token?')}"]})
+    inner.add_edge(START, "before")
+    inner.add_edge("before", "ask")
+    inner.add_edge("ask", END)
+    outer = StateGraph(Steps)
+    outer.add_node("fetch_token", inner.compile())
+    outer.add_edge(START, "fetch_token")
+    outer.add_edge("fetch_token", END)
+    return outer
+
+
+def test_a_subgraph_named_like_a_credential_keeps_its_namespace_and_resumes(
+        store_dir: Path) -> None:
+    """Fixture: `_token_subgraph` interrupted in its subgraph; a second saver (a new process)
+    answers it. Redaction must not rewrite the namespace, or the subgraph starts over."""
+    from langgraph.types import Command
+
+    where, ran = config("token-thread"), []
+    with SessionKeeperSaver(store_dir) as saver:
+        _token_subgraph(ran).compile(checkpointer=saver).invoke({"steps": []}, where)
+    with SessionKeeperSaver(store_dir) as saver:
+        graph = _token_subgraph(ran).compile(checkpointer=saver)
+        (task,) = graph.get_state(where, subgraphs=True).tasks
+        assert task.state is not None and task.state.values == {"steps": ["before"]}
+        done = graph.invoke(Command(resume="yes"), where)
+        namespaces = {t.config["configurable"]["checkpoint_ns"] for t in saver.list(None)}
+    assert done["steps"] == ["before", "answer:yes"] and ran == ["before"]
+    assert {ns.split(":")[0] for ns in namespaces} == {"", "fetch_token"}
+    assert not any("REDACTED" in ns for ns in namespaces)
+
+
+def test_the_history_of_a_thread_named_like_a_credential_names_that_thread(
+        store_dir: Path) -> None:
+    """Fixture: `_token_subgraph` run on thread `reset_token:7f3a9c21` (it reads like a credential
+    assignment, so its records hold it redacted) until its interrupt."""
+    where, ran = config("reset_token:7f3a9c21"), []
+    with SessionKeeperSaver(store_dir) as saver:
+        graph = _token_subgraph(ran).compile(checkpointer=saver)
+        graph.invoke({"steps": []}, where)
+        history = list(graph.get_state_history(where))
+        assert {s.config["configurable"]["thread_id"] for s in history} == {"reset_token:7f3a9c21"}
+        assert graph.get_state(history[0].config).next == ("fetch_token",)

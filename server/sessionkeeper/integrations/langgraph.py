@@ -19,7 +19,10 @@ Invariants:
 - a channel's value is stored only when its version is new to the namespace; other channels are
   carried from the namespace's previous checkpoint, which is what folding the log rebuilds;
 - the newest checkpoint per namespace comes from the `checkpoints` subsystem (the live session's
-  state, or snapshot + tail); an older one, `list` and the extended operations fold the log.
+  state, or snapshot + tail); an older one, `list` and the extended operations fold the log;
+- names reach disk exactly (a node `fetch_token` makes a namespace `fetch_token:<task id>` that
+  reads like a credential assignment): the saver redacts only the thread id and the metadata
+  (not its `parents`, a map of namespaces to checkpoint ids), and records with `redact=False`.
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -50,6 +53,7 @@ from ..errors import InvalidEvent, InvalidId, InvalidWorkspace, ResumeRefused
 from ..events import Durability, Record
 from ..recovery.report import Decision, Report
 from ..recovery.subsystems.checkpoints import MISSING, Checkpoints, Entry, History
+from ..redact import redact_text, redact_value
 from ..schema import Event
 from ..session import Session
 from ..store.blobs import BlobStore
@@ -65,6 +69,18 @@ AGENT = "langgraph"
 def session_thread_id(thread_id: str) -> str:
     """The Session Keeper thread id of a LangGraph thread_id (what `sessionkeeper list` shows)."""
     return framework_thread_id(AGENT, str(thread_id))
+
+
+def _redacted(record: Record) -> Record:
+    """A record of the saver with its free text redacted: the thread id and the metadata but
+    its `parents` (namespaces and ids are names, payloads hex: nothing else may hold a secret)."""
+    out = {**record, "thread": redact_text(record["thread"])}
+    if "metadata" in record:
+        metadata = dict(record["metadata"])
+        parents = metadata.pop("parents", None)
+        out["metadata"] = {**redact_value(metadata),
+                           **({"parents": parents} if parents is not None else {})}
+    return out
 
 
 def _keys(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -101,6 +117,17 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         self.log = GraphLog(self.keeper, self.live, self.payloads, serde=self.serde,
                             durability=self.durability)
 
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> SessionKeeperSaver:
+        """A clone whose serializer also decodes `extra_allowlist` (LangGraph's strict msgpack
+        mode asks for one at compile); it shares this saver's store, open threads and locks."""
+        clone = cast(SessionKeeperSaver, super().with_allowlist(extra_allowlist))
+        if clone is not self:  # values are encoded and decoded by the clone's own serializer
+            clone.payloads = Payloads(clone.serde, self.payloads.blobs,
+                                      inline_limit=self.payloads.inline_limit)
+            clone.log = GraphLog(self.keeper, self.live, clone.payloads, serde=clone.serde,
+                                 durability=self.durability)
+        return clone
+
     # ---- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -134,7 +161,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
             record = self._checkpoint_record(thread, ns, parent, checkpoint,
                                              get_serializable_checkpoint_metadata(config, metadata),
                                              new_versions, previous)
-            session.record(record, durability=self.durability)
+            self._record(session, [record])
         return {"configurable": {"thread_id": config["configurable"]["thread_id"],
                                  "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
@@ -169,10 +196,9 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
             rows = [list(row) for row in encoded
                     if row[0] < 0 or (str(task_id), row[0]) not in known]
             if rows:
-                session.record({"type": "checkpoint_writes", "thread": thread, "ns": ns,
-                                "checkpoint_id": checkpoint_id, "task_id": str(task_id),
-                                "task_path": task_path, "writes": rows},
-                               durability=self.durability)
+                self._record(session, [{"type": "checkpoint_writes", "thread": thread, "ns": ns,
+                                        "checkpoint_id": checkpoint_id, "task_id": str(task_id),
+                                        "task_path": task_path, "writes": rows}])
 
     def _checkpoint_record(self, thread: str, ns: str, parent: str | None, checkpoint: Checkpoint,
                            metadata: CheckpointMetadata, new_versions: ChannelVersions,
@@ -197,6 +223,13 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                 "checkpoint": [kind, data.hex()], "metadata": dict(metadata),
                 "versions": [[c, v] for c, v in checkpoint["channel_versions"].items()],
                 "values": values}
+
+    def _record(self, session: Session, records: list[Record]) -> None:
+        """Append the saver's records in one write: names exact, free text redacted here."""
+        if session.policy.redact:
+            records = [_redacted(record) for record in records]
+        session.record_many(list[Record | Event](records), durability=self.durability,
+                            redact=False)
 
     @contextmanager
     def _writing(self, sk: str, thread: str,
@@ -257,12 +290,13 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
              before: RunnableConfig | None = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first (by id): of one thread (and namespace), or of every thread."""
+        asked: str | None = None  # the thread asked for names its tuples (the log's may be redacted)
         if config is None:
             threads: list[str] = list(graph_threads(self.keeper.store, AGENT))
             ns_only, only_id = None, None
         else:
-            thread, _, only_id = _keys(config)
-            threads = [session_thread_id(thread)]
+            asked, _, only_id = _keys(config)
+            threads = [session_thread_id(asked)]
             ns_only = (config.get("configurable") or {}).get("checkpoint_ns")
         before_id = get_checkpoint_id(before) if before else None
         chosen: list[tuple[str, str, Entry]] = []
@@ -277,7 +311,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                            and all(e["metadata"].get(k) == v for k, v in (filter or {}).items())]
         chosen.sort(key=lambda item: item[2]["id"], reverse=True)
         for ns, thread_id, entry in chosen[:limit] if limit is not None else chosen:
-            yield self.log.tuple_of(entry.get("thread") or thread_id, ns, entry)
+            yield self.log.tuple_of(asked or entry.get("thread") or thread_id, ns, entry)
 
     # ---- deleting, copying, pruning ---------------------------------------------------------
 
@@ -296,7 +330,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         if records:
             sk = session_thread_id(target)
             with self._writing(sk, target) as session:
-                session.record_many(list[Record | Event](records), durability=self.durability)
+                self._record(session, records)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """keep_latest: hide all but each namespace's newest checkpoint; delete: delete the thread.
@@ -335,7 +369,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         records = removal_records(history, thread=thread, doomed=doomed, reason=reason)
         if records:
             with self._writing(sk, thread) as session:
-                session.record_many(list[Record | Event](records), durability=self.durability)
+                self._record(session, records)
 
     # ---- versions ---------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 A payload reference: ["inline", serializer type, hex of the bytes] | ["blob", type, blob key] |
 ["empty"]. Payloads are the framework serializer's output, opaque to Session Keeper; lowercase
 hex can never match a credential shape, so redaction leaves them intact. User-chosen names
-(channels, namespaces) are values inside lists, never object keys.
+(channels, namespaces) are values inside lists, never object keys; the LangGraph saver writes its
+records unredacted after redacting their free text (thread id, metadata) itself, since a name such
+as `fetch_token:<task id>` reads like a credential assignment and must stay exact.
 """
 
 from __future__ import annotations

@@ -137,6 +137,12 @@ class Checkpoints(Subsystem):
         """The newest checkpoint of a namespace (do not change it), or None."""
         return self.latest.get(ns)
 
+    def needed(self) -> set[str]:
+        """The blob keys the newest checkpoints need: their values' and pending writes' blobs."""
+        payloads = [row[2] for e in self.latest.values() for row in e["channels"]] + \
+            [row[3] for e in self.latest.values() for row in e["writes"]]
+        return {p[2] for p in payloads if isinstance(p, list) and len(p) == 3 and p[0] == "blob"}
+
     def snapshot(self) -> dict[str, Any]:
         """Return the thread, the newest checkpoint per namespace, and the counts."""
         return {"thread": self.thread, "latest": copy.deepcopy(self.latest),
