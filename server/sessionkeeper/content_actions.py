@@ -174,21 +174,24 @@ class ContentActions:
     # ---- retention ------------------------------------------------------------------------------
 
     def blob_references(self) -> tuple[set[str], set[str]]:
-        """(every blob a rollout names as stored, archived ones included; what live threads need)."""
-        from .events import blob_refs
+        """(every blob a rollout names as stored, archived ones included; what live threads need:
+        their files' needed versions and every framework payload)."""
+        from .events import blob_refs, payload_refs
         from .recovery.replay import replay
         from .rewinding import history_of
         from .store.reader import read_rollout
 
         referenced: set[str] = set()
         live: dict[str, list[Any]] = {}
+        protect: set[str] = set()
         for path, archived in self.store.layout.scan_rollouts():
             rollout = read_rollout(Path(path))
             for record in rollout.records:
                 referenced.update(blob_refs(record))
+                if not archived:  # a checkpoint's value is its state, not history the cap may drop
+                    protect.update(payload_refs(record))
             if not archived and rollout.meta is not None:
                 live.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
-        protect: set[str] = set()
         for rollouts in live.values():
             rollouts.sort(key=lambda r: int(r.meta["seq"]) if r.meta else 0)
             protect |= history_of(replay(rollouts).state).needed()

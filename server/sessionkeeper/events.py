@@ -253,12 +253,27 @@ def plain(value: Any) -> Any:
 
 
 def blob_refs(record: Record) -> list[str]:
-    """The blob keys a record names as stored (`content` / `before_content` "stored")."""
+    """The blob keys a record names as stored: a file version's (`content` / `before_content`
+    "stored") or a framework payload's (`payload_refs`)."""
     if record.get("type") != "file_change":
-        return []
+        return payload_refs(record)
     return [h for h, kept in ((record.get("after_hash"), record.get("content")),
                               (record.get("before_hash"), record.get("before_content")))
             if kept == "stored" and isinstance(h, str)]
+
+
+_PAYLOAD_ROWS = {"checkpoint": "values", "checkpoint_writes": "writes"}
+"""The framework records whose rows each end with a payload, and the field holding the rows."""
+
+
+def payload_refs(record: Record) -> list[str]:
+    """The blob keys of a framework record's payloads (["blob", type, key] ending each row)."""
+    rows = record.get(_PAYLOAD_ROWS.get(str(record.get("type")), ""))
+    if not isinstance(rows, list):
+        return []
+    return [row[-1][2] for row in rows
+            if isinstance(row, list) and row and isinstance(row[-1], list)
+            and len(row[-1]) == 3 and row[-1][0] == "blob" and isinstance(row[-1][2], str)]
 
 
 def schema_version_of(meta: Record) -> Any:

@@ -151,6 +151,33 @@ def run_cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "NO_COLOR": "1"})
 
 
+def test_gc_keeps_the_blobs_of_checkpoint_values_and_writes_and_fsck_checks_them(
+        store_dir: Path) -> None:
+    """Fixture: a checkpoint whose channel `doc` and a pending write each hold 100 kB (blobs),
+    every blob two hours old; the real `sessionkeeper gc` (also with a cap) and `fsck` processes."""
+    doc, out = "lorem ipsum " * 9000, "dolor sit " * 11000
+    with SessionKeeperSaver(store_dir) as saver:
+        stored = put(saver, config(), {"doc": doc}, {"doc": 1})
+        saver.put_writes(stored, [("out", out)], task_id="task")
+    blobs = sorted(store_dir.glob("blobs/??/*"))
+    assert len(blobs) == 2
+    then = time.time() - 7200
+    for path in blobs:
+        os.utime(path, (then, then))
+    collected = run_cli(store_dir, "gc", "--json")
+    assert collected.returncode == 0, collected.stderr
+    assert orjson.loads(collected.stdout)["removed"] == []
+    capped = run_cli(store_dir, "gc", "--cap", "1", "--json")
+    assert capped.returncode == 0 and orjson.loads(capped.stdout)["expired"] == []
+    with SessionKeeperSaver(store_dir) as saver:
+        found = got(saver, stored)
+    assert found.checkpoint["channel_values"] == {"doc": doc}
+    assert [w[1:] for w in found.pending_writes or []] == [("out", out)]
+    blobs[0].unlink()
+    checked = run_cli(store_dir, "fsck", "--json")
+    assert checked.returncode == 1 and len(orjson.loads(checked.stdout)["blobs_missing"]) == 1
+
+
 def test_a_graph_thread_is_listed_checked_and_refused_after_a_branch_switch(
         store_dir: Path, repo: Path) -> None:
     """Fixture: `repo` (a real git repository on fix/payment); a thread recorded there, then the
