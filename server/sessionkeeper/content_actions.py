@@ -182,7 +182,8 @@ class ContentActions:
         from .store.reader import read_rollout
 
         referenced: set[str] = set()
-        live: dict[str, list[Any]] = {}
+        threads: dict[str, list[Any]] = {}
+        live: set[str] = set()
         protect: set[str] = set()
         for path, archived in self.store.layout.scan_rollouts():
             rollout = read_rollout(Path(path))
@@ -190,11 +191,16 @@ class ContentActions:
                 referenced.update(blob_refs(record))
                 if not archived:  # a checkpoint's value is its state, not history the cap may drop
                     protect.update(payload_refs(record))
-            if not archived and rollout.meta is not None:
-                live.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
-        for rollouts in live.values():
+            if rollout.meta is not None:
+                threads.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
+                if not archived:
+                    live.add(str(rollout.meta["thread_id"]))
+        for thread, rollouts in threads.items():
             rollouts.sort(key=lambda r: int(r.meta["seq"]) if r.meta else 0)
-            protect |= history_of(replay(rollouts).state).needed()
+            history = history_of(replay(rollouts).state)
+            referenced |= history.hashes()  # a fork's snapshot names versions none of its records do
+            if thread in live:
+                protect |= history.needed()
         return referenced, protect
 
     def gc(self, *, cap_bytes: int | None = None, dry_run: bool = False,
