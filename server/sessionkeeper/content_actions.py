@@ -179,14 +179,17 @@ class ContentActions:
         from .events import blob_refs, payload_refs
         from .recovery.replay import replay
         from .rewinding import history_of
+        from .store.locks import rollout_moves_lock
         from .store.reader import read_rollout
 
         referenced: set[str] = set()
         threads: dict[str, list[Any]] = {}
         live: set[str] = set()
         protect: set[str] = set()
-        for path, archived in self.store.layout.scan_rollouts():
-            rollout = read_rollout(Path(path))
+        with rollout_moves_lock(self.store.layout, shared=False):  # no rollout between places
+            found = [(read_rollout(Path(path)), archived)
+                     for path, archived in self.store.layout.scan_rollouts()]
+        for rollout, archived in found:
             for record in rollout.records:
                 referenced.update(blob_refs(record))
                 if not archived:  # a checkpoint's value is its state, not history the cap may drop

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,3 +214,32 @@ def test_reading_a_conversation_back_from_the_log_while_another_process_archives
 
     reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
+
+
+def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(store_dir, repo):
+    """Fixture: a thread of two sessions whose files are blobs (two hours old) no other thread
+    names; another process archives and unarchives it over and over while this one runs gc."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    one.record_file("payment.py")
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 3)\n")
+    two.record_file("payment.py")
+    two.close()
+    blobs = sorted(store_dir.glob("blobs/??/*"))
+    assert len(blobs) == 3
+    then = time.time() - 7200
+    for path in blobs:
+        os.utime(path, (then, then))
+    collector = Keeper(store_dir)
+
+    def read() -> str | None:
+        removed = collector.gc(dry_run=True).removed
+        return f"would remove {len(removed)} of its blobs" if removed else None
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    assert not failures, f"{len(failures)} of {reads} gc runs failed: {sorted(set(failures))[:4]}"
+    assert Keeper(store_dir).gc().removed == ()

@@ -1,9 +1,12 @@
 """Locks across processes (flock via filelock): the writer lock of a thread (one writer per
-thread) and the rebuild lock of the index (one process rebuilds a missing or unusable index)."""
+thread), the rebuild lock of the index (one process rebuilds a missing or unusable index) and the
+moves lock of the rollouts (no rollout moves while gc looks for every one)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -48,3 +51,17 @@ def index_rebuild_lock(layout: Layout) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+@contextlib.contextmanager
+def rollout_moves_lock(layout: Layout, *, shared: bool) -> Iterator[None]:
+    """Hold the store's rollout moves lock (flock on `locks/moves.lock`, waits): shared while a
+    thread's rollouts move between sessions/ and archived_sessions/, exclusive while gc reads
+    every rollout, so none is at the place gc has walked past and missing from the other."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(layout.root / "locks" / "moves.lock", flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
