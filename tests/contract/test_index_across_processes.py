@@ -243,3 +243,24 @@ def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(st
     reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} gc runs failed: {sorted(set(failures))[:4]}"
     assert Keeper(store_dir).gc().removed == ()
+
+
+def test_fsck_while_another_process_archives_a_thread_finds_the_store_clean(store_dir, repo):
+    """Fixture: a thread of two sessions; another process archives and unarchives it over and
+    over while this one runs fsck (without repair: a false problem would be the exit code 1)."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.close()
+    assert keeper.fsck().clean
+    checker = Keeper(store_dir, read_only=True)
+
+    def read() -> str | None:
+        report = checker.fsck()
+        return None if report.clean else f"problems: {report}"
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    assert not failures, f"{len(failures)} of {reads} fsck runs failed: {sorted(set(failures))[:4]}"

@@ -16,6 +16,7 @@ from ..errors import ThreadBusy
 from ..events import blob_refs
 from .index import SessionRow
 from .layout import fsync_dir, parse_rollout_name
+from .locks import rollout_moves_lock
 from .quarantine import Quarantined, quarantine_tail
 from .reader import read_rollout
 from .store import Store
@@ -48,7 +49,16 @@ class FsckReport:
 
 
 def fsck(store: Store, *, repair: bool) -> FsckReport:
-    """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed."""
+    """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed.
+
+    No rollout moves meanwhile (archive, unarchive wait): one moved mid-walk was missed, or read
+    at the place it had left, and its row taken for stale.
+    """
+    with rollout_moves_lock(store.layout, shared=False, create=not store.read_only):
+        return _fsck(store, repair=repair)
+
+
+def _fsck(store: Store, *, repair: bool) -> FsckReport:
     report = FsckReport()
     rows = {r.session_id: r for r in store.index().sessions()
             if not r.imported}  # agents' own files are checked by their checkpoints

@@ -54,12 +54,20 @@ def index_rebuild_lock(layout: Layout) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def rollout_moves_lock(layout: Layout, *, shared: bool) -> Iterator[None]:
+def rollout_moves_lock(layout: Layout, *, shared: bool, create: bool = True) -> Iterator[None]:
     """Hold the store's rollout moves lock (flock on `locks/moves.lock`, waits): shared while a
-    thread's rollouts move between sessions/ and archived_sessions/, exclusive while gc reads
-    every rollout, so none is at the place gc has walked past and missing from the other."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(layout.root / "locks" / "moves.lock", flags, 0o600)
+    thread's rollouts move between sessions/ and archived_sessions/ and their rows follow,
+    exclusive while gc or fsck reads every rollout, so none is at the place the walk has passed
+    and missing from the other. Without `create` (a read-only store) a missing lock file is
+    not made: no rollout of the store has ever moved, and nothing is locked."""
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY)
+    try:
+        fd = os.open(layout.root / "locks" / "moves.lock", flags, 0o600)
+    except FileNotFoundError:
+        if create:
+            raise
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield

@@ -199,7 +199,7 @@ class Store(Threads):
                     rows.append(dataclasses.replace(row, path=self.layout.relative(dst),
                                                     archived=archived))
                     moved += 1
-            self.index_upsert(rows)
+                self.index_upsert(rows)
             return moved
         finally:
             lock.release()
