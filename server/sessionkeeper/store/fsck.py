@@ -47,6 +47,16 @@ class FsckReport:
                     or self.duplicate_sessions or self.damaged or self.unindexable
                     or self.blobs_missing or self.blobs_corrupt)
 
+    @property
+    def problems_left(self) -> bool:
+        """True when something found is still wrong after what was done: a divergence from the
+        index not rebuilt, and what no repair fixes (damage in the middle, a tail not cut off,
+        an unindexable file, a duplicate session, a missing or corrupt blob)."""
+        diverged = self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
+        return bool((diverged and not self.repaired) or self.duplicate_sessions
+                    or self.unindexable or self.blobs_missing or self.blobs_corrupt
+                    or any(not d.get("quarantined") for d in self.damaged))
+
 
 def fsck(store: Store, *, repair: bool) -> FsckReport:
     """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed.
@@ -148,8 +158,9 @@ def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport
                                "lines": [d.line for d in rollout.damage],
                                "kinds": sorted({d.kind for d in rollout.damage})})
     if rollout.tail is not None:
-        report.damaged.append({"session_id": row.session_id, "path": str(path),
-                               "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason})
+        entry = {"session_id": row.session_id, "path": str(path),
+                 "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason}
+        report.damaged.append(entry)
         if repair:
             try:
                 done = quarantine_tail(store.layout, rollout)
@@ -157,3 +168,4 @@ def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport
                 done = None
             if done:
                 report.quarantined.append(done)
+                entry["quarantined"] = True
