@@ -184,3 +184,35 @@ def test_a_recorder_that_cannot_write_its_buffer_on_close_still_closes_its_file(
     assert _descriptors_of(path) == [], "the rollout's descriptor leaked"
     with pytest.raises(SessionReadOnly):
         recorder.append([b'{"type":"message","role":"user","text":"later"}'])
+
+
+def test_fsck_repair_on_a_full_store_never_cuts_a_torn_tail_it_could_not_keep_whole(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store; a rollout cut 600 kB into its last line (a 900 kB
+    message), then the file system filled to 128 KiB free; the real `fsck --repair` process."""
+    import subprocess
+    import sys
+
+    store = small_tmpfs / "store"
+    with Keeper(store).start(repo, title="torn") as session:
+        session.record({"type": "message", "role": "user", "text": "big " + "x" * 900_000})
+        path = Path(session.path)
+    data = path.read_bytes()
+    start = data.index(b"big xxx")
+    start = data.rindex(b"\n", 0, start) + 1
+    os.truncate(path, start + 600_000)
+    before = path.read_bytes()
+    filler = _fill(small_tmpfs, leave=128 * 1024)
+
+    def repair() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sessionkeeper", "fsck", "--repair",
+                               "--store", str(store)], capture_output=True, text=True, timeout=60)
+
+    full = repair()
+    kept = [p.read_bytes() for p in sorted((store / "quarantine").glob("*.torn"))]
+    assert (path.read_bytes() == before, [len(k) for k in kept]) == (True, [])
+    assert full.returncode == 74 and "store_full" in full.stderr, (full.returncode, full.stderr)
+    filler.unlink()
+    assert repair().returncode == 0
+    (torn,) = (store / "quarantine").glob("*.torn")
+    assert path.read_bytes() + torn.read_bytes() == before
