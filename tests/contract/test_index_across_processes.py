@@ -264,3 +264,33 @@ def test_fsck_while_another_process_archives_a_thread_finds_the_store_clean(stor
 
     reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} fsck runs failed: {sorted(set(failures))[:4]}"
+
+
+RECORDER = """
+import sys
+from sessionkeeper.api import Keeper
+session = Keeper(sys.argv[1]).start(sys.argv[2], title="open")
+for n in range(5):
+    session.record({"type": "message", "role": "user", "text": f"message {n}"})
+print(session.thread_id, flush=True)
+sys.stdin.read()
+session.close()
+"""
+
+
+def test_fsck_finds_a_store_clean_while_another_process_records_and_stale_once_it_died(
+        store_dir, repo):
+    """Fixture: another process holds a session open and has recorded 5 messages since its row
+    was written (the index lags its open writer by design); then it is SIGKILLed."""
+    writer = subprocess.Popen([sys.executable, "-c", RECORDER, str(store_dir), str(repo)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env=child_env())
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip()
+        checked = cli(store_dir, "fsck", "--json", check=False)
+        assert (checked.returncode, orjson.loads(checked.stdout)["stale_rows"]) == (0, [])
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
+    dead = cli(store_dir, "fsck", "--json", check=False)
+    assert (dead.returncode, len(orjson.loads(dead.stdout)["stale_rows"])) == (1, 1)

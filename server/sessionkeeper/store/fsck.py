@@ -16,7 +16,7 @@ from ..errors import ThreadBusy
 from ..events import blob_refs
 from .index import SessionRow
 from .layout import fsync_dir, parse_rollout_name
-from .locks import rollout_moves_lock
+from .locks import rollout_moves_lock, writer_alive
 from .quarantine import Quarantined, quarantine_tail
 from .reader import read_rollout
 from .store import Store
@@ -29,7 +29,7 @@ class FsckReport:
     checked: int = 0
     missing_rows: list[str] = field(default_factory=list)  # rollouts the index did not know
     dangling_rows: list[str] = field(default_factory=list)  # rows whose file is gone
-    stale_rows: list[str] = field(default_factory=list)  # size / seq differ from the file
+    stale_rows: list[str] = field(default_factory=list)  # size / seq differ (no open writer)
     ahead_rows: list[str] = field(default_factory=list)  # row claims more than the file holds
     duplicate_sessions: list[str] = field(default_factory=list)  # one session id in two files
     damaged: list[dict[str, Any]] = field(default_factory=list)  # middle damage, torn tails
@@ -97,6 +97,9 @@ def _fsck(store: Store, *, repair: bool) -> FsckReport:
         elif known.size > row.size or known.last_seq > row.last_seq:
             report.ahead_rows.append(sid)
         elif (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
+            if ((known.path, known.archived) == (row.path, row.archived) and known.size < row.size
+                    and writer_alive(store.layout, row.thread_id)):
+                continue  # its open writer updates the row itself: the index lags it by design
             report.stale_rows.append(sid)
         else:
             continue

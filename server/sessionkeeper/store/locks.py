@@ -32,6 +32,21 @@ def lock_thread(layout: Layout, thread_id: str, *, purpose: str) -> BaseFileLock
     return lock
 
 
+def writer_alive(layout: Layout, thread_id: str) -> bool:
+    """True while a process holds a thread's writer lock (probed for an instant, no file made)."""
+    try:
+        fd = os.open(layout.lock_path(thread_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except (OSError, ValueError):  # no lock file: never written here; a bad id names no lock
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 REBUILD_WAIT_S = 60.0
 """How long a process waits for another one's rebuild of the index before rebuilding anyway."""
 
