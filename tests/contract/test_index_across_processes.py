@@ -294,3 +294,42 @@ def test_fsck_finds_a_store_clean_while_another_process_records_and_stale_once_i
         writer.wait(timeout=30)
     dead = cli(store_dir, "fsck", "--json", check=False)
     assert (dead.returncode, len(orjson.loads(dead.stdout)["stale_rows"])) == (1, 1)
+
+
+REATTACHER = """
+import sys, time
+from sessionkeeper.api import Keeper
+keeper = Keeper(sys.argv[1])
+session = keeper.start(sys.argv[2], title="busy")
+session.close()
+print("recording", flush=True)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    session = keeper.attach(session.session_id)
+    for n in range(3):
+        session.record({"type": "message", "role": "user", "text": f"m{n} " + "x" * 20000})
+    session.close()
+"""
+
+
+def test_fsck_while_another_process_records_and_closes_its_session_finds_the_store_clean(
+        store_dir, repo):
+    """Fixture: another process attaches to its session, records three 20 kB messages and closes
+    it, over and over for 6 s (lines in flight, rows written at close) while this one runs fsck."""
+    writer = subprocess.Popen([sys.executable, "-c", REATTACHER, str(store_dir), str(repo), "6"],
+                              stdout=subprocess.PIPE, text=True, env=child_env())
+    checker = Keeper(store_dir, read_only=True)
+    failures: list[str] = []
+    runs = 0
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "recording\n"
+        while writer.poll() is None:
+            runs += 1
+            report = checker.fsck()
+            if not report.clean:
+                failures.append(f"stale {report.stale_rows} missing {report.missing_rows} "
+                                f"damaged {report.damaged}")
+    finally:
+        writer.wait(timeout=60)
+    assert writer.returncode == 0
+    assert not failures, f"{len(failures)} of {runs} fsck runs failed: {failures[:3]}"

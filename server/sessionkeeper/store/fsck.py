@@ -92,17 +92,13 @@ def _fsck(store: Store, *, repair: bool) -> FsckReport:
         seen.add(sid)
         _check_content(store, Path(path), row, report, repair=repair, named=named)
         known = rows.get(sid)
-        if known is None:
-            report.missing_rows.append(sid)
-        elif known.size > row.size or known.last_seq > row.last_seq:
-            report.ahead_rows.append(sid)
-        elif (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
-            if ((known.path, known.archived) == (row.path, row.archived) and known.size < row.size
-                    and writer_alive(store.layout, row.thread_id)):
-                continue  # its open writer updates the row itself: the index lags it by design
-            report.stale_rows.append(sid)
-        else:
+        kind = _divergence(known, row)
+        if kind == "missing" or (kind == "stale" and known is not None and known.size < row.size
+                                 and (known.path, known.archived) == (row.path, row.archived)):
+            kind = _second_look(store, path, archived, row, kind)
+        if kind is None:
             continue
+        getattr(report, f"{kind}_rows").append(sid)
         needs_rebuild = True
     report.dangling_rows = sorted(set(rows) - seen)
     _check_blobs(store, named, report)
@@ -110,6 +106,36 @@ def _fsck(store: Store, *, repair: bool) -> FsckReport:
         store.rebuild()
         report.repaired = True
     return report
+
+
+def _divergence(known: SessionRow | None, row: SessionRow) -> str | None:
+    """How an index row differs from its rollout as probed: missing, ahead, stale, or None."""
+    if known is None:
+        return "missing"
+    if known.size > row.size or known.last_seq > row.last_seq:
+        return "ahead"
+    if (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
+        return "stale"
+    return None
+
+
+def _second_look(store: Store, path: str, archived: bool, row: SessionRow,
+                 kind: str) -> str | None:
+    """A row missing or behind its file while the thread's writer is open is no divergence (a
+    writer writes its row after its lines, and at its snapshots); once the writer has closed
+    meanwhile, its last row is in the index: file and row are compared again."""
+    if writer_alive(store.layout, row.thread_id):
+        return None
+    fresh = store.probe(path, archived)
+    if not isinstance(fresh, SessionRow):
+        return kind
+    return _divergence(store.index().session(row.session_id), fresh)
+
+
+def _in_flight(store: Store, path: Path, row: SessionRow) -> bool:
+    """True if a rollout's torn tail is the line its open writer is writing (or has finished
+    since): no damage."""
+    return writer_alive(store.layout, row.thread_id) or read_rollout(path).tail is None
 
 
 def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
@@ -160,7 +186,7 @@ def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport
         report.damaged.append({"session_id": row.session_id, "path": str(path),
                                "lines": [d.line for d in rollout.damage],
                                "kinds": sorted({d.kind for d in rollout.damage})})
-    if rollout.tail is not None:
+    if rollout.tail is not None and not _in_flight(store, path, row):
         entry = {"session_id": row.session_id, "path": str(path),
                  "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason}
         report.damaged.append(entry)
