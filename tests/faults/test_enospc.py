@@ -216,3 +216,31 @@ def test_fsck_repair_on_a_full_store_never_cuts_a_torn_tail_it_could_not_keep_wh
     assert repair().returncode == 0
     (torn,) = (store / "quarantine").glob("*.torn")
     assert path.read_bytes() + torn.read_bytes() == before
+
+
+def test_fsck_repair_on_a_full_store_keeps_its_index_and_says_index_full(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding a store of five threads, one rollout deleted by hand (a
+    dangling row: the repair rebuilds the index), the file system filled to 4 KiB free."""
+    import subprocess
+    import sys
+
+    store = small_tmpfs / "store"
+    keeper = Keeper(store)
+    for t in range(5):
+        with keeper.start(repo, title=f"t{t}") as session:
+            for n in range(20):
+                session.record({"type": "message", "role": "user", "text": f"m{n} " + "x" * 3000})
+    os.unlink(sorted(store.glob("sessions/*/*/*/*.jsonl"))[0])
+
+    def fsck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sessionkeeper", "fsck", *args, "--store",
+                               str(store)], capture_output=True, text=True, timeout=60)
+
+    filler = _fill(small_tmpfs, leave=4096)
+    full = fsck("--repair")
+    filler.unlink()
+    assert (full.returncode, "index_full" in full.stderr) == (74, True), full.stderr
+    assert not list(store.glob("state.db.corrupt-*")), "a healthy index was set aside as corrupt"
+    assert fsck("--repair").returncode == 0
+    assert fsck().returncode == 0
