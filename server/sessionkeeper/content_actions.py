@@ -180,21 +180,30 @@ class ContentActions:
         from .recovery.replay import replay
         from .recovery.subsystems.checkpoints import Checkpoints
         from .rewinding import history_of
+        from .store.locks import rollout_moves_lock
         from .store.reader import read_rollout
 
         referenced: set[str] = set()
-        live: dict[str, list[Any]] = {}
-        for path, archived in self.store.layout.scan_rollouts():
-            rollout = read_rollout(Path(path))
+        threads: dict[str, list[Any]] = {}
+        live: set[str] = set()
+        protect: set[str] = set()
+        with rollout_moves_lock(self.store.layout, shared=False):  # no rollout between places
+            found = [(read_rollout(Path(path)), archived)
+                     for path, archived in self.store.layout.scan_rollouts()]
+        for rollout, archived in found:
             for record in rollout.records:
                 referenced.update(blob_refs(record))
-            if not archived and rollout.meta is not None:
-                live.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
-        protect: set[str] = set()
-        for rollouts in live.values():
+            if rollout.meta is not None:
+                threads.setdefault(str(rollout.meta["thread_id"]), []).append(rollout)
+                if not archived:
+                    live.add(str(rollout.meta["thread_id"]))
+        for thread, rollouts in threads.items():
             rollouts.sort(key=lambda r: int(r.meta["seq"]) if r.meta else 0)
             state = replay(rollouts).state
-            protect |= history_of(state).needed() | state.get(Checkpoints).needed()
+            history = history_of(state)
+            referenced |= history.hashes()  # a fork's snapshot names versions none of its records do
+            if thread in live:
+                protect |= history.needed() | state.get(Checkpoints).needed()
         return referenced, protect
 
     def gc(self, *, cap_bytes: int | None = None, dry_run: bool = False,

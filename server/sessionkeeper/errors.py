@@ -162,6 +162,13 @@ class IndexBusy(IndexUnavailable):
     name = "index_busy"
 
 
+class IndexFull(IndexBusy):
+    """The disk under the index is full: nothing is wrong with the index, try once there is space."""
+
+    exit_code = 74
+    name = "index_full"
+
+
 class BlobUnavailable(StoreDamaged):
     """The content of a blob cannot be returned; `key` names the blob."""
 

@@ -180,6 +180,8 @@ class Starting:
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)
+        if fork:  # a fork's state is in its snapshot alone: on disk before any hook or git runs
+            session.snapshot()
         run = session.transition(source, reason, decision=decision).hooks
         session.see_workspace()
         session.snapshot()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,3 +214,122 @@ def test_reading_a_conversation_back_from_the_log_while_another_process_archives
 
     reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
+
+
+def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(store_dir, repo):
+    """Fixture: a thread of two sessions whose files are blobs (two hours old) no other thread
+    names; another process archives and unarchives it over and over while this one runs gc."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    one.record_file("payment.py")
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 3)\n")
+    two.record_file("payment.py")
+    two.close()
+    blobs = sorted(store_dir.glob("blobs/??/*"))
+    assert len(blobs) == 3
+    then = time.time() - 7200
+    for path in blobs:
+        os.utime(path, (then, then))
+    collector = Keeper(store_dir)
+
+    def read() -> str | None:
+        removed = collector.gc(dry_run=True).removed
+        return f"would remove {len(removed)} of its blobs" if removed else None
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    assert not failures, f"{len(failures)} of {reads} gc runs failed: {sorted(set(failures))[:4]}"
+    assert Keeper(store_dir).gc().removed == ()
+
+
+def test_fsck_while_another_process_archives_a_thread_finds_the_store_clean(store_dir, repo):
+    """Fixture: a thread of two sessions; another process archives and unarchives it over and
+    over while this one runs fsck (without repair: a false problem would be the exit code 1)."""
+    keeper = Keeper(store_dir)
+    one = keeper.start(repo, title="moved")
+    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    one.close()
+    _, two = keeper.resume(one.thread_id, workspace=str(repo))
+    assert two is not None
+    two.close()
+    assert keeper.fsck().clean
+    checker = Keeper(store_dir, read_only=True)
+
+    def read() -> str | None:
+        report = checker.fsck()
+        return None if report.clean else f"problems: {report}"
+
+    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    assert not failures, f"{len(failures)} of {reads} fsck runs failed: {sorted(set(failures))[:4]}"
+
+
+RECORDER = """
+import sys
+from sessionkeeper.api import Keeper
+session = Keeper(sys.argv[1]).start(sys.argv[2], title="open")
+for n in range(5):
+    session.record({"type": "message", "role": "user", "text": f"message {n}"})
+print(session.thread_id, flush=True)
+sys.stdin.read()
+session.close()
+"""
+
+
+def test_fsck_finds_a_store_clean_while_another_process_records_and_stale_once_it_died(
+        store_dir, repo):
+    """Fixture: another process holds a session open and has recorded 5 messages since its row
+    was written (the index lags its open writer by design); then it is SIGKILLed."""
+    writer = subprocess.Popen([sys.executable, "-c", RECORDER, str(store_dir), str(repo)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env=child_env())
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip()
+        checked = cli(store_dir, "fsck", "--json", check=False)
+        assert (checked.returncode, orjson.loads(checked.stdout)["stale_rows"]) == (0, [])
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
+    dead = cli(store_dir, "fsck", "--json", check=False)
+    assert (dead.returncode, len(orjson.loads(dead.stdout)["stale_rows"])) == (1, 1)
+
+
+REATTACHER = """
+import sys, time
+from sessionkeeper.api import Keeper
+keeper = Keeper(sys.argv[1])
+session = keeper.start(sys.argv[2], title="busy")
+session.close()
+print("recording", flush=True)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    session = keeper.attach(session.session_id)
+    for n in range(3):
+        session.record({"type": "message", "role": "user", "text": f"m{n} " + "x" * 20000})
+    session.close()
+"""
+
+
+def test_fsck_while_another_process_records_and_closes_its_session_finds_the_store_clean(
+        store_dir, repo):
+    """Fixture: another process attaches to its session, records three 20 kB messages and closes
+    it, over and over for 6 s (lines in flight, rows written at close) while this one runs fsck."""
+    writer = subprocess.Popen([sys.executable, "-c", REATTACHER, str(store_dir), str(repo), "6"],
+                              stdout=subprocess.PIPE, text=True, env=child_env())
+    checker = Keeper(store_dir, read_only=True)
+    failures: list[str] = []
+    runs = 0
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "recording\n"
+        while writer.poll() is None:
+            runs += 1
+            report = checker.fsck()
+            if not report.clean:
+                failures.append(f"stale {report.stale_rows} missing {report.missing_rows} "
+                                f"damaged {report.damaged}")
+    finally:
+        writer.wait(timeout=60)
+    assert writer.returncode == 0
+    assert not failures, f"{len(failures)} of {runs} fsck runs failed: {failures[:3]}"

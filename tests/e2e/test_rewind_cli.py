@@ -244,3 +244,33 @@ def test_a_rewind_of_a_workspace_moved_away_writes_nothing_and_says_so(story: St
     assert done.returncode == 64, (done.stdout, done.stderr)
     assert "not a directory" in done.stderr
     assert not story.repo.exists() and not (moved / "old.py").exists()
+
+
+@pytest.mark.parametrize("archive_fork", [False, True])
+def test_gc_keeps_every_version_a_fork_names_after_its_parent_is_deleted(
+        store_dir: Path, repo: Path, archive_fork: bool) -> None:
+    """Fixtures: `store_dir`, `repo`; a thread with three versions of payment.py forked (the fork
+    names them in its snapshot only), the fork archived or not, the parent deleted, every blob
+    two hours old; the real `sessionkeeper gc`."""
+    from sessionkeeper.api import Keeper
+
+    parent = cli_json(store_dir, "start", "--workspace", str(repo))
+    versions = [f"v{i} {'z' * 200}\n".encode() for i in range(3)]
+    seqs = []
+    for data in versions:
+        (repo / "payment.py").write_bytes(data)
+        seqs += record(store_dir, parent["session_id"], change("payment.py"))
+    fork = cli_json(store_dir, "fork", parent["thread_id"])
+    if archive_fork:
+        assert cli(store_dir, "archive", fork["thread_id"]).returncode == 0
+    assert Keeper(store_dir).delete(parent["thread_id"]) == 1
+    _age_blobs(store_dir, 7200)
+
+    assert cli_json(store_dir, "gc")["removed"] == []
+    store = BlobStore(store_dir)
+    assert all(sha(data) in store for data in versions)
+    assert sha(b"def charge(amount):\n    return amount\n") in store
+    if archive_fork:
+        assert cli(store_dir, "unarchive", fork["thread_id"]).returncode == 0
+    assert cli_json(store_dir, "rewind", fork["thread_id"], "--to", str(seqs[0]))["complete"] is True
+    assert (repo / "payment.py").read_bytes() == versions[0]

@@ -214,3 +214,57 @@ def test_a_rewind_out_of_space_in_the_workspace_leaves_the_file_and_reports_it_a
     assert (repo / "big.txt").read_bytes() == b"small\n"
     assert step["after_hash"] == step["before_hash"] == hashlib.sha256(b"small\n").hexdigest()
     assert not list(repo.glob(".big.txt.*"))
+
+
+def test_fsck_repair_on_a_full_store_never_cuts_a_torn_tail_it_could_not_keep_whole(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding the store; a rollout cut 600 kB into its last line (a 900 kB
+    message), then the file system filled to 128 KiB free; the real `fsck --repair` process."""
+    store = small_tmpfs / "store"
+    with Keeper(store).start(repo, title="torn") as session:
+        session.record({"type": "message", "role": "user", "text": "big " + "x" * 900_000})
+        path = Path(session.path)
+    data = path.read_bytes()
+    start = data.index(b"big xxx")
+    start = data.rindex(b"\n", 0, start) + 1
+    os.truncate(path, start + 600_000)
+    before = path.read_bytes()
+    filler = _fill(small_tmpfs, leave=128 * 1024)
+
+    def repair() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sessionkeeper", "fsck", "--repair",
+                               "--store", str(store)], capture_output=True, text=True, timeout=60)
+
+    full = repair()
+    kept = [p.read_bytes() for p in sorted((store / "quarantine").glob("*.torn"))]
+    assert (path.read_bytes() == before, [len(k) for k in kept]) == (True, [])
+    assert full.returncode == 74 and "store_full" in full.stderr, (full.returncode, full.stderr)
+    filler.unlink()
+    assert repair().returncode == 0
+    (torn,) = (store / "quarantine").glob("*.torn")
+    assert path.read_bytes() + torn.read_bytes() == before
+
+
+def test_fsck_repair_on_a_full_store_keeps_its_index_and_says_index_full(
+        small_tmpfs: Path, repo: Path) -> None:
+    """Fixture: small_tmpfs holding a store of five threads, one rollout deleted by hand (a
+    dangling row: the repair rebuilds the index), the file system filled to 4 KiB free."""
+    store = small_tmpfs / "store"
+    keeper = Keeper(store)
+    for t in range(5):
+        with keeper.start(repo, title=f"t{t}") as session:
+            for n in range(20):
+                session.record({"type": "message", "role": "user", "text": f"m{n} " + "x" * 3000})
+    os.unlink(sorted(store.glob("sessions/*/*/*/*.jsonl"))[0])
+
+    def fsck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sessionkeeper", "fsck", *args, "--store",
+                               str(store)], capture_output=True, text=True, timeout=60)
+
+    filler = _fill(small_tmpfs, leave=4096)
+    full = fsck("--repair")
+    filler.unlink()
+    assert (full.returncode, "index_full" in full.stderr) == (74, True), full.stderr
+    assert not list(store.glob("state.db.corrupt-*")), "a healthy index was set aside as corrupt"
+    assert fsck("--repair").returncode == 0
+    assert fsck().returncode == 0

@@ -249,3 +249,43 @@ def test_writer_lock_dies_with_its_holder(tmp_path, workspace):
         print(f"\nlock released by SIGKILL: resumed {took * 1e3:.0f} ms after the kill")
     finally:
         child.close()
+
+
+FORKER = """
+import sys, time
+from sessionkeeper.api import Keeper
+from sessionkeeper.recovery.lifecycle import Hook, HookRegistry
+
+def hang(context):
+    print("in fork hook", flush=True)
+    time.sleep(60)
+
+hooks = HookRegistry()
+hooks.add(Hook(name="slow", sources={"fork"}, order=0, fn=hang, timeout_s=30))
+Keeper(sys.argv[1], hooks=hooks).fork(sys.argv[2])
+"""
+
+
+def test_a_fork_killed_in_its_lifecycle_hook_keeps_the_state_it_forked(tmp_path, workspace):
+    """Fixture: a thread with a todo and two messages; a child forks it with a fork hook that
+    hangs and is SIGKILLed there (the fork's meta and lifecycle are on disk, nothing after)."""
+    store = tmp_path / "store"
+    keeper = Keeper(store)
+    with keeper.start(workspace, title="parent") as session:
+        session.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+        session.record({"type": "message", "role": "user", "text": "round half up"})
+        session.record({"type": "message", "role": "assistant", "text": "done"})
+        parent = session.thread_id
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(p for p in (str(SERVER), os.environ.get("PYTHONPATH")) if p)}
+    child = subprocess.Popen([sys.executable, "-c", FORKER, str(store), parent],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "in fork hook\n"
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    (fork,) = [t.thread_id for t in Store(store).list_threads(ListQuery()) if t.thread_id != parent]
+    report = Keeper(store).check_resume(fork, workspace=str(workspace))
+    summaries = {name: sub.summary for name, sub in report.subsystems.items()}
+    assert (summaries["todos"]["total"], summaries["context"]["messages"]) == (1, 2), summaries

@@ -230,7 +230,7 @@ def _archiver(name: str, archived: bool) -> Callable[[argparse.Namespace], int]:
 
 
 def check_store(args: argparse.Namespace) -> int:
-    """fsck: exit 0 when clean (or repaired), 1 when problems remain."""
+    """fsck: exit 0 when clean (or all of it repaired), 1 when problems remain."""
     report = keeper(args, reads_only=not args.repair).fsck(repair=args.repair)
     data = dataclasses.asdict(report) | {"clean": report.clean}
     if args.json:
@@ -244,7 +244,7 @@ def check_store(args: argparse.Namespace) -> int:
                     say(f"    {item}")
         if report.repaired:
             say("index rebuilt from the rollouts")
-    return 0 if report.clean or report.repaired else 1
+    return 1 if report.problems_left else 0
 
 
 def reindex(args: argparse.Namespace) -> int:

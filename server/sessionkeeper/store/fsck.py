@@ -16,6 +16,7 @@ from ..errors import ThreadBusy
 from ..events import blob_refs
 from .index import SessionRow
 from .layout import fsync_dir, parse_rollout_name
+from .locks import rollout_moves_lock, writer_alive
 from .quarantine import Quarantined, quarantine_tail
 from .reader import read_rollout
 from .store import Store
@@ -28,7 +29,7 @@ class FsckReport:
     checked: int = 0
     missing_rows: list[str] = field(default_factory=list)  # rollouts the index did not know
     dangling_rows: list[str] = field(default_factory=list)  # rows whose file is gone
-    stale_rows: list[str] = field(default_factory=list)  # size / seq differ from the file
+    stale_rows: list[str] = field(default_factory=list)  # size / seq differ (no open writer)
     ahead_rows: list[str] = field(default_factory=list)  # row claims more than the file holds
     duplicate_sessions: list[str] = field(default_factory=list)  # one session id in two files
     damaged: list[dict[str, Any]] = field(default_factory=list)  # middle damage, torn tails
@@ -46,9 +47,28 @@ class FsckReport:
                     or self.duplicate_sessions or self.damaged or self.unindexable
                     or self.blobs_missing or self.blobs_corrupt)
 
+    @property
+    def problems_left(self) -> bool:
+        """True when something found is still wrong after what was done: a divergence from the
+        index not rebuilt, and what no repair fixes (damage in the middle, a tail not cut off,
+        an unindexable file, a duplicate session, a missing or corrupt blob)."""
+        diverged = self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
+        return bool((diverged and not self.repaired) or self.duplicate_sessions
+                    or self.unindexable or self.blobs_missing or self.blobs_corrupt
+                    or any(not d.get("quarantined") for d in self.damaged))
+
 
 def fsck(store: Store, *, repair: bool) -> FsckReport:
-    """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed."""
+    """Compare every rollout (read in full) with the index; with `repair`, fix what can be fixed.
+
+    No rollout moves meanwhile (archive, unarchive wait): one moved mid-walk was missed, or read
+    at the place it had left, and its row taken for stale.
+    """
+    with rollout_moves_lock(store.layout, shared=False, create=not store.read_only):
+        return _fsck(store, repair=repair)
+
+
+def _fsck(store: Store, *, repair: bool) -> FsckReport:
     report = FsckReport()
     rows = {r.session_id: r for r in store.index().sessions()
             if not r.imported}  # agents' own files are checked by their checkpoints
@@ -72,14 +92,13 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
         seen.add(sid)
         _check_content(store, Path(path), row, report, repair=repair, named=named)
         known = rows.get(sid)
-        if known is None:
-            report.missing_rows.append(sid)
-        elif known.size > row.size or known.last_seq > row.last_seq:
-            report.ahead_rows.append(sid)
-        elif (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
-            report.stale_rows.append(sid)
-        else:
+        kind = _divergence(known, row)
+        if kind == "missing" or (kind == "stale" and known is not None and known.size < row.size
+                                 and (known.path, known.archived) == (row.path, row.archived)):
+            kind = _second_look(store, path, archived, row, kind)
+        if kind is None:
             continue
+        getattr(report, f"{kind}_rows").append(sid)
         needs_rebuild = True
     report.dangling_rows = sorted(set(rows) - seen)
     _check_blobs(store, named, report)
@@ -87,6 +106,36 @@ def fsck(store: Store, *, repair: bool) -> FsckReport:
         store.rebuild()
         report.repaired = True
     return report
+
+
+def _divergence(known: SessionRow | None, row: SessionRow) -> str | None:
+    """How an index row differs from its rollout as probed: missing, ahead, stale, or None."""
+    if known is None:
+        return "missing"
+    if known.size > row.size or known.last_seq > row.last_seq:
+        return "ahead"
+    if (known.path, known.size, known.archived) != (row.path, row.size, row.archived):
+        return "stale"
+    return None
+
+
+def _second_look(store: Store, path: str, archived: bool, row: SessionRow,
+                 kind: str) -> str | None:
+    """A row missing or behind its file while the thread's writer is open is no divergence (a
+    writer writes its row after its lines, and at its snapshots); once the writer has closed
+    meanwhile, its last row is in the index: file and row are compared again."""
+    if writer_alive(store.layout, row.thread_id):
+        return None
+    fresh = store.probe(path, archived)
+    if not isinstance(fresh, SessionRow):
+        return kind
+    return _divergence(store.index().session(row.session_id), fresh)
+
+
+def _in_flight(store: Store, path: Path, row: SessionRow) -> bool:
+    """True if a rollout's torn tail is the line its open writer is writing (or has finished
+    since): no damage."""
+    return writer_alive(store.layout, row.thread_id) or read_rollout(path).tail is None
 
 
 def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
@@ -137,9 +186,10 @@ def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport
         report.damaged.append({"session_id": row.session_id, "path": str(path),
                                "lines": [d.line for d in rollout.damage],
                                "kinds": sorted({d.kind for d in rollout.damage})})
-    if rollout.tail is not None:
-        report.damaged.append({"session_id": row.session_id, "path": str(path),
-                               "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason})
+    if rollout.tail is not None and not _in_flight(store, path, row):
+        entry = {"session_id": row.session_id, "path": str(path),
+                 "tail_bytes": rollout.tail.length, "reason": rollout.tail.reason}
+        report.damaged.append(entry)
         if repair:
             try:
                 done = quarantine_tail(store.layout, rollout)
@@ -147,3 +197,4 @@ def _check_content(store: Store, path: Path, row: SessionRow, report: FsckReport
                 done = None
             if done:
                 report.quarantined.append(done)
+                entry["quarantined"] = True

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import StoreDamaged
+from ..errors import StoreDamaged, storage_error
 from .layout import Layout, fsync_dir, parse_rollout_name
 from .locks import lock_thread
 from .reader import Rollout, read_rollout
@@ -27,7 +27,8 @@ def quarantine_tail(layout: Layout, rollout: Rollout, *, locked: bool = False) -
     """Move a rollout's torn tail into quarantine/ and cut the file back to its complete prefix.
 
     Needs the thread's writer lock (taken here unless the caller holds it: `locked`); while
-    another writer holds it this raises ThreadBusy, since its last line may be in flight.
+    another writer holds it this raises ThreadBusy, since its last line may be in flight. The
+    file is cut only once the whole tail is fsynced aside (else StoreFull / StoreIOError).
     """
     if rollout.tail is None or rollout.path is None or rollout.meta is None:
         return None
@@ -44,8 +45,14 @@ def quarantine_tail(layout: Layout, rollout: Rollout, *, locked: bool = False) -
             data = os.pread(fd, os.fstat(fd).st_size - tail.offset, tail.offset)
             target, qfd = _new_quarantine_file(layout.quarantine, f"{session}.{tail.offset}")
             try:
-                os.write(qfd, data)
+                view = memoryview(data)
+                while view:  # a full disk takes what fits (a short write), then ENOSPC
+                    view = view[os.write(qfd, view):]
                 os.fsync(qfd)
+            except OSError as exc:  # the rollout keeps its tail: nothing is cut that is not kept
+                target.unlink(missing_ok=True)
+                raise storage_error(exc, f"the torn tail of session {session} could not be "
+                                         f"set aside in {layout.quarantine}") from exc
             finally:
                 os.close(qfd)
             fsync_dir(target.parent)

@@ -25,7 +25,7 @@ from ..errors import SchemaTooNew, SessionReadOnly, StoreDamaged, UnknownThread
 from ..events import Durability, Record
 from .catalog import Progress
 from .layout import ensure_private_dir, fsync_dir
-from .locks import lock_thread
+from .locks import lock_thread, rollout_moves_lock
 from .threads import Threads
 from .writer import SessionWriter
 
@@ -185,20 +185,21 @@ class Store(Threads):
         lock = self.lock_thread(thread, purpose="archive it" if archived else "unarchive it")
         try:
             rows, moved = [], 0
-            for row in self.thread_sessions(thread):
-                if row.archived == archived:
-                    rows.append(row)
-                    continue
-                src = self.layout.resolve(row.path)
-                dst = self.layout.archived_path(src) if archived else self.layout.live_path(src)
-                ensure_private_dir(dst.parent, within=self.layout.root)
-                shutil.move(src, dst)
-                fsync_dir(dst.parent)
-                fsync_dir(src.parent)
-                rows.append(dataclasses.replace(row, path=self.layout.relative(dst),
-                                                archived=archived))
-                moved += 1
-            self.index_upsert(rows)
+            with rollout_moves_lock(self.layout, shared=True):  # never while gc looks
+                for row in self.thread_sessions(thread):
+                    if row.archived == archived:
+                        rows.append(row)
+                        continue
+                    src = self.layout.resolve(row.path)
+                    dst = self.layout.archived_path(src) if archived else self.layout.live_path(src)
+                    ensure_private_dir(dst.parent, within=self.layout.root)
+                    shutil.move(src, dst)
+                    fsync_dir(dst.parent)
+                    fsync_dir(src.parent)
+                    rows.append(dataclasses.replace(row, path=self.layout.relative(dst),
+                                                    archived=archived))
+                    moved += 1
+                self.index_upsert(rows)
             return moved
         finally:
             lock.release()

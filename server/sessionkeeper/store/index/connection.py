@@ -1,27 +1,32 @@
 """Opening `state.db`: private, in WAL mode, never through a symlink; sqlite errors typed.
 
 A writing connection waits at most BUSY_S for another process's lock; a busy lock becomes
-IndexBusy (try again later), any other sqlite failure IndexUnavailable.
+IndexBusy (try again later), a full disk IndexFull (an IndexBusy: nothing wrong with the index),
+any other sqlite failure IndexUnavailable.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import stat
 from pathlib import Path
 
-from ...errors import IndexBusy, IndexUnavailable
+from ...errors import IndexBusy, IndexFull, IndexUnavailable
 
 BUSY_S = 0.25  # a foreign writer holding the lock never stalls a start: the update waits for later
 
 
 def unavailable(what: str, exc: Exception) -> IndexUnavailable:
-    """The typed error for a sqlite failure: busy (someone else writes) or unusable."""
+    """The typed error for a sqlite failure: busy (someone else writes), full (the disk) or
+    unusable."""
     text = str(exc)
     if "locked" in text or "busy" in text:
         return IndexBusy(f"{what}: {text}")
+    if "disk is full" in text or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)):
+        return IndexFull(f"{what}: {text}")
     return IndexUnavailable(f"{what}: {text}")
 
 
