@@ -934,6 +934,8 @@ export interface Notifications {
 export const ErrorCode = {
   /** Another process holds the index's write lock: nothing is wrong with it, try later. */
   index_busy: -32603,
+  /** The disk under the index is full: nothing is wrong with the index, try once there is space. */
+  index_full: -32603,
   /** The SQLite index could not be used; callers fall back to the rollouts. */
   index_unavailable: -32603,
   /** Base of every error Session Keeper raises on purpose. */
