@@ -111,6 +111,8 @@ export class SessionServer implements Disposable {
       } else if (e.newState === State.Starting) {
         this.hooks.onPhase('starting');
       } else {
+        // The current session died with its server: a restarted one has none until it says so.
+        this.hooks.onStatus(null);
         this.hooks.onPhase(gaveUp ? 'failed' : 'stopped');
       }
     });
