@@ -50,3 +50,22 @@ test('after the server crashed and was restarted, the session of the dead server
   assert.equal(FakeClient.all.length, 1, 'the client restarts its own server');
   assert.equal(statuses.at(-1), null, 'the status bar no longer shows the session of the dead server as current');
 });
+
+test('a restart while the server is still starting (settings changed) leaves one server, and the superseded start reports no failure', async () => {
+  let firstLaunch: (l: Launch) => void = () => undefined;
+  const { srv, phases } = server([new Promise((r) => { firstLaunch = r; })]);
+  const first = srv.start().then(() => 'started', (err: unknown) => `failed: ${String(err)}`);
+  await tick(); // resolving the interpreter (or probing it) takes a while
+  const restarted = srv.restart();
+  await tick();
+  firstLaunch(LAUNCH);
+  await tick();
+  for (const c of FakeClient.all) c.release();
+  await restarted;
+  assert.equal(await first, 'started', 'the start the user (or activation) waits for is not reported as failed');
+  await tick();
+  const live = FakeClient.all.filter((c) => c.started && !c.disposed);
+  assert.equal(live.length, 1, `one server process runs (started: ${FakeClient.all.filter((c) => c.started).length})`);
+  assert.equal(phases.at(-1), 'running');
+  assert.ok(!phases.includes('failed'));
+});
