@@ -100,11 +100,19 @@ export class FakeClient {
   }
 }
 
+/**
+ * What `require('vscode')` answers: empty namespaces a test fills with what its module calls
+ * (the bundle copies the top-level keys once, at import: add functions to these objects).
+ */
+export const vscode: Record<'window' | 'workspace' | 'commands' | 'extensions', Record<string, unknown>> = {
+  window: {}, workspace: {}, commands: {}, extensions: {},
+};
+
 const fake = { State, ErrorAction, CloseAction, TransportKind, LanguageClient: FakeClient };
 const M = Module as unknown as { _load(request: string, ...rest: unknown[]): unknown };
 const load = M._load;
 M._load = function (this: unknown, request: string, ...rest: unknown[]): unknown {
   if (request === 'vscode-languageclient' || request === 'vscode-languageclient/node') return fake;
-  if (request === 'vscode') return {};
+  if (request === 'vscode') return vscode;
   return load.call(this, request, ...rest);
 };
