@@ -175,7 +175,8 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
   }
   if (choice === 'relocate') {
     const moved = await request('session/resume', { thread_id: id, workspace, decision: 'relocate' });
-    if (!moved.session_id && moved.report.verdict === 'drift' && report.relocate_to) {
+    // nothing continued: no session of ours, and for an agent's thread no command of its own
+    if (!moved.session_id && !agentCommand(moved) && moved.report.verdict === 'drift' && report.relocate_to) {
       // the new place differs in more than its path (a branch, HEAD, files): ask about that there
       log.info(`Resume “${name}”: ${report.relocate_to} differs in more than its path; asking`);
       return resumeFlow({ ...deps, workspace: report.relocate_to }, id, name);

@@ -199,3 +199,15 @@ test('a blocked thread with nowhere to relocate is not offered Relocate: Enter d
   assert.deepEqual(f.methods(), ['session/checkResume', 'session/fork']);
   assert.ok(!f.shown.some((s) => /Relocated/.test(s.message)), 'no "Relocated" notification');
 });
+
+test("relocating an agent's thread runs the agent's command at the new place; it does not ask again", async () => {
+  const blocked = report({ verdict: 'blocked', agent: 'codex', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'], relocate_to: '/moved' });
+  const moved = report({ verdict: 'drift', agent: 'codex', workspace: '/moved', differences: [diff('relocated', '/gone', '/moved')], choices: ['continue', 'switch_back', 'fork', 'cancel'], decision: 'relocate' });
+  const command = { argv: ['codex', 'resume', TID], cwd: '/moved', display: `codex resume ${TID}` };
+  const f = fakes([blocked], [0], { resumes: [{ report: moved, thread_id: TID, session_id: null, command } as ResumeResult] });
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:relocate']);
+  assert.deepEqual(f.terminals, [{ command, title: 'Fix' }]);
+  assert.equal(f.shown.filter((s) => s.detail !== undefined).length, 1, 'one dialog: the blocked one');
+  assert.equal(end.kind, 'resumed');
+});
