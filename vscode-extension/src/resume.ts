@@ -158,6 +158,8 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
   const choice = await ask(ui, 'error', renderBlockedDialog(report, name));
   log.info(`Resume “${name}”: blocked; decision ${choice ?? 'cancel'}`);
   if (choice === 'fork') {
+    // session/fork knows only our threads: an agent's thread forks by the agent's own command
+    if (report.agent && report.agent !== 'native') return resumeWith(deps, id, name, 'fork');
     const forked = await request('session/fork', { thread_id: id, workspace });
     await ui.notify('info', `Forked “${name}” into a new thread in this workspace.`, []);
     return { kind: 'forked', thread_id: forked.thread_id, session_id: forked.session_id };

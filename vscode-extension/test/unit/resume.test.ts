@@ -211,3 +211,13 @@ test("relocating an agent's thread runs the agent's command at the new place; it
   assert.equal(f.shown.filter((s) => s.detail !== undefined).length, 1, 'one dialog: the blocked one');
   assert.equal(end.kind, 'resumed');
 });
+
+test("Fork of a blocked Codex / Claude Code thread runs the agent's own fork (session/fork knows only our threads)", async () => {
+  const blocked = report({ verdict: 'blocked', agent: 'codex', differences: [diff('other_repository', 'a', 'b')], choices: ['relocate', 'fork', 'export'] });
+  const command = { argv: ['codex', 'fork', TID], cwd: '/ws', display: `codex fork ${TID}` };
+  const f = fakes([blocked], [0], { command });
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:fork']);
+  assert.deepEqual(f.terminals, [{ command, title: 'Fix' }]);
+  assert.equal(end.kind, 'forked');
+});
