@@ -157,6 +157,10 @@ def test_resume_prints_the_agents_own_command_only_when_it_may_continue(homes: H
     blocked = homes.run("resume", CODEX, "--workspace", str(other), "--decision", "continue",
                         "--json")
     assert blocked.returncode == 11 and orjson.loads(blocked.stdout)["command"] is None
+    forked = homes.json("resume", CODEX, "--workspace", str(other), "--decision", "fork")
+    assert isinstance(forked, dict)
+    assert forked["command"] == {"argv": ["codex", "fork", CODEX], "cwd": str(other),
+                                 "display": f"codex fork {CODEX}"}
 
 
 def test_resume_exec_runs_the_agent_in_the_checked_workspace(homes: Homes, tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ if (args.has('--tests')) {
     entryPoints: entries, outdir: join(root, 'out-test'), bundle: true, platform: 'node', format: 'cjs',
     target: 'node20', sourcemap: 'inline', logLevel: 'warning',
     // The unit-tested modules must not import 'vscode': leaving it external makes any such
-    // import fail at require time, so the tests guard the seam.
-    external: ['vscode'],
+    // import fail at require time, so the tests guard the seam. The language client stays
+    // external too, so server.test.ts can answer it with a fake (test/unit/fakeLanguageClient.ts).
+    external: ['vscode', 'vscode-languageclient', 'vscode-languageclient/node'],
   });
 } else {
   await build({

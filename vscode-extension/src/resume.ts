@@ -158,6 +158,8 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
   const choice = await ask(ui, 'error', renderBlockedDialog(report, name));
   log.info(`Resume “${name}”: blocked; decision ${choice ?? 'cancel'}`);
   if (choice === 'fork') {
+    // session/fork knows only our threads: an agent's thread forks by the agent's own command
+    if (report.agent && report.agent !== 'native') return resumeWith(deps, id, name, 'fork');
     const forked = await request('session/fork', { thread_id: id, workspace });
     await ui.notify('info', `Forked “${name}” into a new thread in this workspace.`, []);
     return { kind: 'forked', thread_id: forked.thread_id, session_id: forked.session_id };
@@ -175,7 +177,8 @@ export async function resumeFlow(deps: ResumeDeps, threadId: string | undefined,
   }
   if (choice === 'relocate') {
     const moved = await request('session/resume', { thread_id: id, workspace, decision: 'relocate' });
-    if (!moved.session_id && moved.report.verdict === 'drift' && report.relocate_to) {
+    // nothing continued: no session of ours, and for an agent's thread no command of its own
+    if (!moved.session_id && !agentCommand(moved) && moved.report.verdict === 'drift' && report.relocate_to) {
       // the new place differs in more than its path (a branch, HEAD, files): ask about that there
       log.info(`Resume “${name}”: ${report.relocate_to} differs in more than its path; asking`);
       return resumeFlow({ ...deps, workspace: report.relocate_to }, id, name);

@@ -40,25 +40,39 @@ export class SessionServer implements Disposable {
   private starting: Promise<LanguageClient> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private disposed = false;
+  /** Counts stop()s: a start that began before the latest stop is superseded and starts nothing. */
+  private stops = 0;
 
   constructor(private readonly log: LogOutputChannel, private readonly hooks: ServerHooks) {}
 
   /** Starts the server unless it is running or starting; resolves once initialized. */
   start(): Promise<LanguageClient> {
-    this.starting ??= this.doStart().catch((err: unknown) => {
-      this.starting = undefined;
-      throw err;
-    });
+    if (!this.starting) {
+      const starting = this.doStart().catch((err: unknown) => {
+        if (this.starting === starting) this.starting = undefined;
+        throw err;
+      });
+      this.starting = starting;
+    }
     return this.starting;
   }
 
+  /** A start overtaken by a stop (a restart meanwhile): it waits for the newer start instead. */
+  private superseded(): Promise<LanguageClient> {
+    if (this.disposed) return Promise.reject(new Error('the server was stopped while starting'));
+    return this.start();
+  }
+
   private async doStart(): Promise<LanguageClient> {
+    const stops = this.stops;
     this.hooks.onPhase('starting');
     const launch = await this.hooks.launch();
+    if (stops !== this.stops) return this.superseded();
     const cwd = this.hooks.workspace();
     const probe = probeFor(launch);
     if (probe) {
       const out = await runProbe(probe.command, probe.args, { env: { ...process.env, ...launch.env }, ...(cwd ? { cwd } : {}) });
+      if (stops !== this.stops) return this.superseded();
       const problem = classify(launch.command, out);
       if (problem) {
         this.log.error(`Server not started: ${problem.message}. Probe: ${[probe.command, ...probe.args].join(' ')} → exit ${out.code ?? out.spawnError}; stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -111,6 +125,8 @@ export class SessionServer implements Disposable {
       } else if (e.newState === State.Starting) {
         this.hooks.onPhase('starting');
       } else {
+        // The current session died with its server: a restarted one has none until it says so.
+        this.hooks.onStatus(null);
         this.hooks.onPhase(gaveUp ? 'failed' : 'stopped');
       }
     });
@@ -121,6 +137,7 @@ export class SessionServer implements Disposable {
       // With initializationFailedHandler=false start() can resolve although the server died.
       if (!client.isRunning()) throw new Error('the server exited while starting (see the log)');
     } catch (err) {
+      if (stops !== this.stops) return this.superseded(); // stop() disposed it while it started
       this.log.error(`Server failed to start: ${errorMessage(err)}`);
       this.hooks.onPhase('failed');
       if (this.client === client) this.client = undefined;
@@ -165,6 +182,7 @@ export class SessionServer implements Disposable {
     const client = this.client;
     this.client = undefined;
     this.starting = undefined;
+    this.stops++;
     if (client) {
       try {
         if (client.state === State.Running) await client.stop(3000);

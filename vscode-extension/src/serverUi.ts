@@ -88,7 +88,11 @@ export class ServerUi {
   /** `sessionkeeper hooks install` in a terminal: Codex and Claude Code then report to Session Keeper. */
   async connectAgents(): Promise<void> {
     const launch = await this.deps.launch();
-    const argv = [launch.command, ...launch.args.slice(0, launch.args.indexOf('serve') >= 0 ? launch.args.indexOf('serve') : launch.args.length), 'hooks', 'install'];
+    // The terminal does not get the server's environment: name its store, or the hooks record
+    // into the default store, which this server (SESSIONKEEPER_HOME from storePath) never reads.
+    const store = launch.env.SESSIONKEEPER_HOME;
+    const argv = [launch.command, ...launch.args.slice(0, launch.args.indexOf('serve') >= 0 ? launch.args.indexOf('serve') : launch.args.length), 'hooks', 'install',
+      ...(store ? ['--store', store] : [])];
     this.deps.log.info(`Connect agents: ${argv.join(' ')}`);
     api.runInTerminal({ name: 'Session Keeper: connect agents', cwd: api.firstWorkspaceFolder() ?? api.userHome() ?? '/', text: argv.map(shellQuote).join(' ') });
   }

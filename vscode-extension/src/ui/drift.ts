@@ -137,12 +137,14 @@ export function renderBlockedDialog(report: Report, title: string): Dialog<Block
   for (const d of report.damaged ?? []) reasons.push(`• Damaged log: session ${String(d.session_id)} line ${String(d.line)}: ${String(d.reason)}`);
   if (reasons.length === 0) reasons.push('• The server gave no reason.');
   if (report.relocate_to) reasons.push('', `The repository was found at ${report.relocate_to}: Relocate resumes it there.`);
-  reasons.push('', 'Relocate — resume where the repository is now · Fork — a new thread here from the recorded state · Export — save the thread as JSON');
+  // Relocate needs a place to go: without relocate_to the server would stop and nothing would move.
+  const ways = [report.relocate_to ? 'Relocate — resume where the repository is now' : '', 'Fork — a new thread here from the recorded state', 'Export — save the thread as JSON'];
+  reasons.push('', ways.filter(Boolean).join(' · '));
   return {
     message: `“${title}” cannot be resumed in this workspace.`,
     detail: reasons.join('\n'),
     choices: offered(report, [
-      { label: 'Relocate', value: 'relocate' },
+      ...(report.relocate_to ? [{ label: 'Relocate', value: 'relocate' as const }] : []),
       { label: 'Fork', value: 'fork' },
       { label: 'Export', value: 'export' },
     ]),

@@ -161,7 +161,7 @@ test('a malformed or missing agent command runs nothing', () => {
 
 test('blocked explains why and can fork, export or relocate', async () => {
   const blocked = report({ verdict: 'blocked', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'] });
-  const f = fakes([blocked], [1]);
+  const f = fakes([blocked], [0]);
   const end = await resumeFlow(f.deps, TID);
   assert.equal(f.shown[0]?.kind, 'error');
   assert.match(f.shown[0]?.detail ?? '', /Working directory missing: \/gone → missing/);
@@ -187,4 +187,37 @@ test('without a thread id the latest thread of the workspace is checked', async 
   const f = fakes([report()]);
   await resumeFlow(f.deps, undefined);
   assert.deepEqual(f.calls[0]?.params, { latest: true, workspace: '/ws' });
+});
+
+test('a blocked thread with nowhere to relocate is not offered Relocate: Enter does not report a relocation that never happened', async () => {
+  const blocked = report({ verdict: 'blocked', differences: [diff('other_repository', 'github.com/a/x', 'github.com/b/y', 'no common root commit')], choices: ['relocate', 'fork', 'export'], relocate_to: null });
+  const nothing = { report: { ...blocked, decision: 'relocate' }, thread_id: TID, session_id: null } as ResumeResult;
+  const f = fakes([blocked], [0], { resumes: [nothing] });
+  await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.shown[0]?.labels, ['Fork', 'Export']);
+  assert.doesNotMatch(f.shown[0]?.detail ?? '', /Relocate/);
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/fork']);
+  assert.ok(!f.shown.some((s) => /Relocated/.test(s.message)), 'no "Relocated" notification');
+});
+
+test("relocating an agent's thread runs the agent's command at the new place; it does not ask again", async () => {
+  const blocked = report({ verdict: 'blocked', agent: 'codex', differences: [diff('cwd_missing', '/gone', null)], choices: ['relocate', 'fork', 'export'], relocate_to: '/moved' });
+  const moved = report({ verdict: 'drift', agent: 'codex', workspace: '/moved', differences: [diff('relocated', '/gone', '/moved')], choices: ['continue', 'switch_back', 'fork', 'cancel'], decision: 'relocate' });
+  const command = { argv: ['codex', 'resume', TID], cwd: '/moved', display: `codex resume ${TID}` };
+  const f = fakes([blocked], [0], { resumes: [{ report: moved, thread_id: TID, session_id: null, command } as ResumeResult] });
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:relocate']);
+  assert.deepEqual(f.terminals, [{ command, title: 'Fix' }]);
+  assert.equal(f.shown.filter((s) => s.detail !== undefined).length, 1, 'one dialog: the blocked one');
+  assert.equal(end.kind, 'resumed');
+});
+
+test("Fork of a blocked Codex / Claude Code thread runs the agent's own fork (session/fork knows only our threads)", async () => {
+  const blocked = report({ verdict: 'blocked', agent: 'codex', differences: [diff('other_repository', 'a', 'b')], choices: ['relocate', 'fork', 'export'] });
+  const command = { argv: ['codex', 'fork', TID], cwd: '/ws', display: `codex fork ${TID}` };
+  const f = fakes([blocked], [0], { command });
+  const end = await resumeFlow(f.deps, TID, 'Fix');
+  assert.deepEqual(f.methods(), ['session/checkResume', 'session/resume:fork']);
+  assert.deepEqual(f.terminals, [{ command, title: 'Fix' }]);
+  assert.equal(end.kind, 'forked');
 });
