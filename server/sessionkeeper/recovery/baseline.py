@@ -243,7 +243,7 @@ def compare(
     recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
 ) -> list[Difference]:
     """List how the current baseline differs from the recorded one (empty when identical)."""
-    from .findings import Difference
+    from .difference import Difference
 
     if not cwd_exists:
         where = recorded.worktree if recorded else None

@@ -10,16 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import GitBaseline
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One way the current workspace differs from what was recorded (drift or block)."""
-
-    kind: str  # cwd_missing other_repository relocated branch head file_changed file_missing permissions …
-    recorded: Any = None
-    current: Any = None
-    detail: str = ""
+from .difference import Difference as Difference  # its own module, here with the rest
 
 
 @dataclass(frozen=True)
