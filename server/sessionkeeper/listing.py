@@ -13,14 +13,14 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import GitRefused
 from .recovery.baseline import capture, from_head, head_of
 
 if TYPE_CHECKING:
     from .events import GitBaseline
-    from .recovery.summary import BaselineSource, ThreadSummary
+    from .recovery.summary import BaselineSource, ResumeState, ThreadSummary
     from .store.index import ThreadRow
 
 Stamp = tuple[tuple[int, int, int] | None, ...]
@@ -89,10 +89,22 @@ def summaries(rows: list[ThreadRow], *, workspace: str | None, baseline: GitBase
               sources: Mapping[str, BaselineSource] | None = None) -> list[ThreadSummary]:
     """ThreadSummaries of index rows, each estimated against the workspace's baseline
     (`sources`: where an agent thread's baseline comes from, by thread id)."""
-    from .recovery.summary import estimate_state, thread_summary
+    from .recovery.summary import estimate_key, estimate_state, thread_summary
 
     given = sources or {}
     if not rows or workspace is None:  # no workspace: nothing to estimate against
         return [thread_summary(row, baseline=given.get(row.thread_id)) for row in rows]
-    return [thread_summary(row, estimate=estimate_state(row, baseline),
-                           baseline=given.get(row.thread_id)) for row in rows]
+    estimates: dict[tuple[Any, ...], tuple[ResumeState, str | None]] = {}
+
+    def estimate(row: ThreadRow) -> tuple[ResumeState, str | None]:
+        key = estimate_key(row)
+        try:
+            found = estimates.get(key)
+        except TypeError:  # an unhashable value in a crafted summary: estimated on its own
+            return estimate_state(row, baseline)
+        if found is None:
+            found = estimates[key] = estimate_state(row, baseline)
+        return found
+
+    return [thread_summary(row, estimate=estimate(row), baseline=given.get(row.thread_id))
+            for row in rows]

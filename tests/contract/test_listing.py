@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from sessionkeeper.api import Keeper
+from sessionkeeper.events import GitBaseline, RepoIdentity
+from sessionkeeper.listing import summaries
+from sessionkeeper.recovery.summary import estimate_state
+from sessionkeeper.store.index import ThreadRow
 
 from ..conftest import git, init_repo
 
@@ -160,3 +168,66 @@ def test_the_estimate_agrees_with_the_check_once_a_repository_without_commits_ge
     assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("ok", "ok")
     git(fresh, "commit", "-q", "--allow-empty", "-m", "first")
     assert _estimate_and_check(keeper, thread.thread_id, fresh) == ("drift", "drift")
+
+
+_ROOT = "a" * 40
+_HEAD = "b" * 40
+_maybe = st.sampled_from([None, "main", "HEAD"])
+_sha = st.sampled_from([None, _ROOT, _HEAD])
+_summary = st.one_of(st.none(), st.fixed_dictionaries({}, optional={
+    "branch": _maybe, "head": _sha, "origin": st.sampled_from([None, "https://x/a.git", "https://y/b.git"]),
+    "identity": st.sampled_from([None, {}, {"outside_git": True}, {"outside_git": False}]),
+    "title": st.text(max_size=3)}))
+_row = st.builds(
+    ThreadRow, thread_id=st.uuids().map(str), cwd=st.sampled_from([None, "/ws", "/elsewhere"]),
+    repo_key=_sha, branch=_maybe, damaged=st.booleans(), imported=st.booleans(),
+    summary=_summary, agent=st.sampled_from(["native", "codex", "claude"]))
+_current = st.one_of(st.none(), *[st.builds(
+    GitBaseline, repo_root=st.just("/ws"), worktree=st.just("/ws"),
+    identity=st.builds(RepoIdentity, root_commits=st.sampled_from([[], [_ROOT]]),
+                       remote_url=st.sampled_from([None, "https://x/a.git"])),
+    branch=st.sampled_from([None, "main"]), head=st.sampled_from([None, _HEAD]))] * 3)
+
+
+_VARIED = ([("row", f) for f in ("cwd", "repo_key", "branch", "damaged", "imported")]
+           + [("summary", k) for k in ("branch", "head", "origin", "identity")] + [("drop", "head")])
+
+
+@st.composite
+def _alike_rows(draw: st.DrawFn) -> list[ThreadRow]:
+    """A row, then rows that differ from it in one field (of the row or of its summary, a
+    summary key dropped included): the rows a listing could take for alike."""
+    base = draw(_row)
+    rows = [base]
+    where, name = draw(st.sampled_from(_VARIED))
+    for _ in range(draw(st.integers(1, 6))):
+        other = draw(_row)
+        if where == "row":
+            rows.append(dataclasses.replace(base, **{name: getattr(other, name)}))
+            continue
+        summary = dict(base.summary or {})
+        if where == "drop":
+            summary.pop(name, None)
+        else:
+            summary[name] = (other.summary or {}).get(name)
+        rows.append(dataclasses.replace(base, summary=summary))
+    return draw(st.permutations(rows))
+
+
+_NO_ROOTS = GitBaseline(repo_root="/ws", worktree="/ws", branch="main", head=_HEAD,
+                        identity=RepoIdentity(root_commits=[], remote_url="https://x/a.git"))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(rows=_alike_rows(), current=_current)
+@example(rows=[ThreadRow(thread_id=f"t{n}", branch="main", cwd="/ws", summary={"origin": origin})
+               for n, origin in enumerate(["https://x/a.git", "https://y/b.git"])],
+         current=_NO_ROOTS)  # ok, then blocked: another repository (told by the origin)
+@example(rows=[ThreadRow(thread_id=f"t{n}", imported=True, cwd="/ws", summary=summary)
+               for n, summary in enumerate([{}, {"identity": {"outside_git": True}}])],
+         current=_NO_ROOTS)  # ok, then blocked: recorded outside git
+def test_a_listing_estimates_every_row_as_if_it_were_alone(rows, current):
+    """Generated: rows alike but for one field the estimate may read; the listing (which
+    estimates alike rows once) gives each row the estimate of that row alone."""
+    listed = summaries(rows, workspace="/ws", baseline=current)
+    assert [(s.state, s.state_reason) for s in listed] == [estimate_state(r, current) for r in rows]

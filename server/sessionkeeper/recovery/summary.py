@@ -187,6 +187,16 @@ def estimate_state(row: ThreadRow, current: GitBaseline | None) -> tuple[ResumeS
     return verdict_of(diffs), _reason(diffs[0], current) if diffs else None
 
 
+def estimate_key(row: ThreadRow) -> tuple[Any, ...]:
+    """Everything of a row that its estimate reads: rows with equal keys are estimated alike
+    against one baseline (a listing estimates each key once)."""
+    summary: Any = row.summary or {}
+    identity = summary.get("identity")
+    return (row.damaged, row.imported, row.repo_key, row.branch, row.cwd, summary.get("branch"),
+            summary.get("head"), "head" in summary, summary.get("origin"),
+            identity.get("outside_git") if isinstance(identity, dict) else identity)
+
+
 def _recorded(row: ThreadRow, current: GitBaseline | None) -> tuple[GitBaseline | None, set[str]]:
     """The thread's baseline as the index has it, at the workspace's paths, and the fields it
     never stated. None when it names no repository, branch or HEAD: it ran outside git — unless
