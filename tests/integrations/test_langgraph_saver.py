@@ -380,3 +380,25 @@ def test_the_history_of_a_thread_named_like_a_credential_names_that_thread(
         history = list(graph.get_state_history(where))
         assert {s.config["configurable"]["thread_id"] for s in history} == {"reset_token:7f3a9c21"}
         assert graph.get_state(history[0].config).next == ("fetch_token",)
+
+
+@pytest.mark.parametrize("limit", [None, 4, 3, 2, 1, 0, -1, -3])
+def test_list_honours_a_limit_as_langgraphs_in_memory_saver_does(store_dir: Path,
+                                                                 limit: int | None) -> None:
+    """Fixture: the same three checkpoints put in this saver and in LangGraph's InMemorySaver,
+    the reference; `list` with each limit (a limit of 0 or below lists nothing there)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    reference = InMemorySaver()
+    with SessionKeeperSaver(store_dir) as saver:
+        parents: dict[int, RunnableConfig] = {}
+        for step in range(3):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"n": step}
+            checkpoint["channel_versions"] = {"n": step + 1}
+            for n, each in enumerate((saver, reference)):
+                parents[n] = each.put(parents.get(n, config()), checkpoint,
+                                      {"source": "loop", "step": step}, {"n": step + 1})
+        ours = [t.checkpoint["id"] for t in saver.list(config(), limit=limit)]
+    theirs = [t.checkpoint["id"] for t in reference.list(config(), limit=limit)]
+    assert ours == theirs

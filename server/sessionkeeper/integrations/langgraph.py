@@ -289,7 +289,8 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first (by id): of one thread (and namespace), or of every thread."""
+        """Checkpoints newest first (by id): of one thread (and namespace), or of every thread;
+        at most `limit` (0 or below: none, as LangGraph's InMemorySaver)."""
         asked: str | None = None  # the thread asked for names its tuples (the log's may be redacted)
         if config is None:
             threads: list[str] = list(graph_threads(self.keeper.store, AGENT))
@@ -310,7 +311,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
                            and (before_id is None or e["id"] < before_id)
                            and all(e["metadata"].get(k) == v for k, v in (filter or {}).items())]
         chosen.sort(key=lambda item: item[2]["id"], reverse=True)
-        for ns, thread_id, entry in chosen[:limit] if limit is not None else chosen:
+        for ns, thread_id, entry in chosen[:max(limit, 0)] if limit is not None else chosen:
             yield self.log.tuple_of(asked or entry.get("thread") or thread_id, ns, entry)
 
     # ---- deleting, copying, pruning ---------------------------------------------------------
