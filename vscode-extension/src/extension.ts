@@ -130,6 +130,6 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
 }
 
 export async function deactivate(): Promise<void> {
-  await server?.stop();
+  await server?.shutdown();
   server = undefined;
 }

@@ -213,9 +213,14 @@ export class SessionServer implements Disposable {
     }, delayMs);
   }
 
-  dispose(): void {
+  /** Stops for good (deactivate): a start still in flight starts no server afterwards. */
+  async shutdown(): Promise<void> {
     this.disposed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
-    void this.stop();
+    await this.stop();
+  }
+
+  dispose(): void {
+    void this.shutdown();
   }
 }

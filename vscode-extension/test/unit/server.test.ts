@@ -69,3 +69,19 @@ test('a restart while the server is still starting (settings changed) leaves one
   assert.equal(phases.at(-1), 'running');
   assert.ok(!phases.includes('failed'));
 });
+
+test('shutting down (deactivate) while the server is still starting starts no server', async () => {
+  let firstLaunch: (l: Launch) => void = () => undefined;
+  const { srv, phases } = server([new Promise((r) => { firstLaunch = r; })]);
+  const first = srv.start().then(() => 'started', (err: unknown) => `failed: ${String(err)}`);
+  await tick(); // resolving the interpreter (or probing it) takes a while
+  const down = srv.shutdown();
+  firstLaunch(LAUNCH);
+  await down;
+  for (let i = 0; i < 5; i++) await tick();
+  for (const c of FakeClient.all) c.release();
+  await tick();
+  assert.match(await first, /^failed: .*stopped while starting/);
+  assert.equal(FakeClient.all.filter((c) => c.started && !c.disposed).length, 0, 'no server process runs after deactivate');
+  assert.equal(phases.at(-1), 'stopped');
+});
