@@ -294,7 +294,7 @@ def _other_remote(recorded: object, found: object) -> bool:
     if not isinstance(recorded, str) or not isinstance(found, str) or not recorded or not found:
         return False
     from .events import RepoIdentity
-    from .recovery.baseline import same_repository
+    from .recovery.comparison import same_repository
 
     return same_repository(RepoIdentity(root_commits=[], remote_url=recorded),
                            RepoIdentity(root_commits=[], remote_url=found)) is False

@@ -13,7 +13,8 @@ from typing import Any, cast
 from sessionkeeper import agents
 from sessionkeeper.agents.base import AgentFile
 from sessionkeeper.agents.reads import Read
-from sessionkeeper.recovery.baseline import current_workspace, verdict_of
+from sessionkeeper.recovery.baseline import current_workspace
+from sessionkeeper.recovery.comparison import verdict_of
 from sessionkeeper.recovery.replay import Replayed, replay
 from sessionkeeper.recovery.subsystems.base import Difference
 from sessionkeeper.recovery.subsystems.context import Context

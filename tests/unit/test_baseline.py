@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 
 from sessionkeeper.events import RepoIdentity
-from sessionkeeper.recovery import baseline
 from sessionkeeper.recovery.baseline import (
     PathEscapesRoot,
     capture,
-    compare,
     file_hash,
     find_by_identity,
-    verdict_of,
 )
+from sessionkeeper.recovery.comparison import blocks, compare, verdict_of
 from sessionkeeper.recovery.subsystems.base import Difference
 from tests.conftest import git
 
@@ -208,8 +206,8 @@ def test_verdict_is_ok_without_differences_and_blocked_on_damage() -> None:
     assert verdict_of([]) == "ok"
     assert verdict_of([], damaged=True) == "blocked"
     assert verdict_of([Difference("head"), Difference("cwd_missing")]) == "blocked"
-    assert baseline.blocks(Difference("other_repository"))
-    assert not baseline.blocks(Difference("relocated"))
+    assert blocks(Difference("other_repository"))
+    assert not blocks(Difference("relocated"))
 
 
 def test_importing_baseline_does_not_import_git() -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionkeeper.recovery.baseline import verdict_of
+from sessionkeeper.recovery.comparison import verdict_of
 from sessionkeeper.recovery.state import SessionState, dependency_order
 from sessionkeeper.recovery.subsystems import REGISTRY
 from sessionkeeper.recovery.subsystems.base import (

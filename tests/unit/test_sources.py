@@ -6,7 +6,8 @@ from pathlib import Path
 
 from sessionkeeper import agents
 from sessionkeeper.api import Keeper
-from sessionkeeper.recovery.baseline import current_workspace, verdict_of
+from sessionkeeper.recovery.baseline import current_workspace
+from sessionkeeper.recovery.comparison import verdict_of
 from sessionkeeper.recovery.sources import journal_records, merge, replay_with_journal
 from sessionkeeper.store.reader import Rollout
 from tests.conftest import git

@@ -34,7 +34,8 @@ class Live:
 def assess_live(state: SessionState, root: str) -> Live:
     """Check a live session's state against `root` now (domain worker only)."""
     from ..recovery.assess import BASELINE_KINDS
-    from ..recovery.baseline import BLOCKING_KINDS, current_workspace, verdict_of
+    from ..recovery.baseline import current_workspace
+    from ..recovery.comparison import BLOCKING_KINDS, verdict_of
     from ..recovery.subsystems.worktree import Worktree
 
     workspace = current_workspace(root)

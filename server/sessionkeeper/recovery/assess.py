@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .baseline import BLOCKING_KINDS, verdict_of
+from .comparison import BLOCKING_KINDS, verdict_of
 from .findings import Difference, Findings, Invalidation, Workspace
 from .replay import Replayed
 from .report import CHOICES, Report

@@ -1,4 +1,4 @@
-"""Capture and compare the git workspace a session runs in; drift is data, never a side effect.
+"""Capture the git workspace a session runs in (its comparison: `comparison`); drift is data.
 
 Invariants: only read-only git commands run here (rev-parse, rev-list, symbolic-ref, config --get,
 status), through `gitrun` (optional locks off, no prompts); a repository git refuses to read
@@ -8,7 +8,6 @@ identified by its root commits (then its origin URL), not its path.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import stat
@@ -18,15 +17,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
 from . import gitrun
+from .comparison import same_place, same_repository
 from .paths import RealPaths
 
 if TYPE_CHECKING:  # a capture (the listing's need) imports neither
-    from .findings import Difference, Workspace
-    from .report import Verdict
-
-BLOCKING_KINDS = frozenset({"cwd_missing", "other_repository", "baseline_unreadable",
-                            "git_refused"})
-"""Difference kinds after which the session cannot continue here (verdict `blocked`)."""
+    from .findings import Workspace
 
 _CHUNK = 1 << 20
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
@@ -214,74 +209,6 @@ def _capture_slowly(path: str, *, dirty: bool) -> GitBaseline | None:
     )
 
 
-def _norm_url(url: str) -> str:
-    url = url.strip().rstrip("/")
-    return url[:-4] if url.endswith(".git") else url
-
-
-def same_repository(a: RepoIdentity | None, b: RepoIdentity | None) -> bool | None:
-    """True if both share a root commit (else the same origin URL); None when it cannot be told."""
-    if a is None or b is None:
-        return None
-    if a.root_commits and b.root_commits:
-        return bool(set(a.root_commits) & set(b.root_commits))
-    if a.remote_url and b.remote_url:
-        return _norm_url(a.remote_url) == _norm_url(b.remote_url)
-    return None
-
-
-def _real(path: str | None) -> str | None:
-    return os.path.realpath(path) if path else None
-
-
-def _same_place(a: str | None, b: str | None) -> bool:
-    """True when two paths name one place (equal names need no realpath's system calls)."""
-    return a == b or _real(a) == _real(b)
-
-
-def compare(
-    recorded: GitBaseline | None, current: GitBaseline | None, *, cwd_exists: bool
-) -> list[Difference]:
-    """List how the current baseline differs from the recorded one (empty when identical)."""
-    from .difference import Difference
-
-    if not cwd_exists:
-        where = recorded.worktree if recorded else None
-        return [Difference("cwd_missing", where, None, "the working directory no longer exists")]
-    if recorded is None and current is None:
-        return []
-    if recorded is None or current is None:
-        detail = "now outside any git repository" if current is None else "recorded outside git"
-        return [Difference("other_repository", _ident(recorded), _ident(current), detail)]
-    same = same_repository(recorded.identity, current.identity)
-    if same is None:  # no commits and no remote on one side: fall back to the path
-        same = _same_place(recorded.repo_root, current.repo_root)
-    if not same:
-        return [Difference("other_repository", _ident(recorded), _ident(current),
-                           "no common root commit")]
-    diffs: list[Difference] = []
-    if not _same_place(recorded.repo_root, current.repo_root):
-        diffs.append(Difference("relocated", recorded.repo_root, current.repo_root,
-                                "same repository at another path"))
-    elif not _same_place(recorded.worktree, current.worktree):
-        diffs.append(Difference("relocated", recorded.worktree, current.worktree,
-                                "another worktree of the same repository"))
-    if recorded.branch != current.branch:
-        diffs.append(Difference("branch", recorded.branch, current.branch,
-                                "detached HEAD" if current.branch is None else ""))
-    if recorded.head != current.head:
-        diffs.append(Difference("head", recorded.head, current.head))
-    return diffs
-
-
-def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:
-    """Return the part of a baseline that names the repository (for a difference report)."""
-    if baseline is None:
-        return None
-    ident = dataclasses.asdict(baseline.identity) if baseline.identity else None
-    return {"repo_root": baseline.repo_root, "identity": ident}
-
-
 def file_hash(root: str | os.PathLike[str], relpath: str, *,
               paths: RealPaths | None = None) -> str | None:
     """Return the sha256 hex of `root/relpath`, None if it is not a regular file (missing, a
@@ -376,32 +303,9 @@ def _files_root(root: str, current: GitBaseline | None, recorded: GitBaseline | 
             or not current.worktree or not recorded.worktree:
         return root
     same = same_repository(recorded.identity, current.identity)
-    if not (same or same is None and _same_place(recorded.repo_root, current.repo_root)):
+    if not (same or same is None and same_place(recorded.repo_root, current.repo_root)):
         return root
     offset = os.path.relpath(recorded_cwd, recorded.worktree)
     if offset.startswith(".."):
         return root
     return os.path.normpath(os.path.join(current.worktree, offset))
-
-
-def blocks(difference: Difference) -> bool:
-    """True if this difference means the session cannot continue here."""
-    return difference.kind in BLOCKING_KINDS
-
-
-def baseline_differences(recorded: GitBaseline | None, current: GitBaseline | None, *,
-                         cwd_exists: bool, unrecorded: Iterable[str] = ()) -> list[Difference]:
-    """`compare`, less the differences in fields the recorded baseline never stated
-    (`unrecorded`: "head", "branch"; an agent's log may have neither): the check's decision,
-    which a listing's estimate makes too."""
-    diffs = compare(recorded, current, cwd_exists=cwd_exists)
-    skip = frozenset(unrecorded)
-    return [d for d in diffs if d.kind not in skip] if skip else diffs
-
-
-def verdict_of(differences: Iterable[Difference], *, damaged: bool = False) -> Verdict:
-    """Return `blocked` (a blocking kind or middle damage), `drift` (any difference) or `ok`."""
-    diffs = list(differences)
-    if damaged or any(blocks(d) for d in diffs):
-        return "blocked"
-    return "drift" if diffs else "ok"

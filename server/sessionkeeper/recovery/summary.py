@@ -180,7 +180,7 @@ def estimate_state(row: ThreadRow, current: GitBaseline | None) -> tuple[ResumeS
     """
     if row.damaged:
         return "blocked", "log damaged"
-    from .baseline import baseline_differences, verdict_of
+    from .comparison import baseline_differences, verdict_of
 
     recorded, unrecorded = _recorded(row, current)
     diffs = baseline_differences(recorded, current, cwd_exists=True, unrecorded=unrecorded)

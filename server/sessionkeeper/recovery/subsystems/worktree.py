@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...events import GitBaseline, RepoIdentity
-from ..baseline import baseline_differences
+from ..comparison import baseline_differences
 from .base import Difference, Findings, Record, Subsystem, Workspace, register
 
 _FIELDS = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
