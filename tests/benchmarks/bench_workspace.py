@@ -48,6 +48,7 @@ from _bench import (  # noqa: E402
 from bench_store import make_store  # noqa: E402
 
 from sessionkeeper.api import Keeper  # noqa: E402
+from sessionkeeper.store import tree  # noqa: E402
 from sessionkeeper.store.store import Store  # noqa: E402
 
 GIT_ENV = child_env(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
@@ -84,6 +85,14 @@ def agent_thread(store: Path, repo: Path) -> str:
         session.record_file(f"d{i:03d}/f{i:05d}.py", content=None)
     session.close()
     return session.thread_id
+
+
+def age_tree(store: Path, thread: str) -> None:
+    """Look the thread up once the store is older than the racy window, as a read-write process
+    (the server, a resume) does in any store older than a moment: its tree's marks are trusted
+    from then on, and a read-only `--check-resume` lists only directories changed since."""
+    time.sleep(tree.RACY_NS / 1e9 + 0.1)
+    Store(store).thread_sessions(thread)
 
 
 def cli(store: Path, *args: str, cwd: Path | None = None) -> list[str]:
@@ -183,6 +192,7 @@ def main() -> int:
         for _ in range(3):
             agent_thread(store, repo)
         Store(store).rebuild()
+        age_tree(store, thread)
         status = ["git", "status", "--porcelain"]
         both = ["sh", "-c", "git rev-parse HEAD && git status --porcelain"]
         env = child_env()

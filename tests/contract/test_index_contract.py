@@ -294,3 +294,37 @@ def test_the_files_token_changes_when_another_connection_imports(backend: IndexB
     writer = backend.open()
     writer.import_files([agent_file("/a.jsonl", "s1")], [imported("s1", T1, "/a.jsonl")])
     assert reader.files_token() != before
+
+
+def test_tree_marks_are_kept_until_rows_of_rollouts_leave_the_index(backend: IndexBackend) -> None:
+    """Fixture: `backend` with one thread; marks saved, then a forget and a replace_all."""
+    index = backend.build([row("s1", T1)])
+    first = index.tree_marks()
+    assert first.dirs == {}
+    dirs = {"sessions": (11, 22, True), "sessions/2026": (12, 23, False)}
+    assert index.save_tree_marks(first._replace(dirs=dirs))
+    assert backend.open().tree_marks().dirs == dirs
+    index.upsert([row("s2", T2)])  # rows coming in leave the marks as they are
+    assert index.tree_marks().dirs == dirs
+    index.forget(T1)
+    assert index.tree_marks().dirs == {}
+    assert not index.save_tree_marks(first._replace(dirs=dirs))  # read before the forget
+    assert index.save_tree_marks(index.tree_marks()._replace(dirs=dirs))
+    before = index.tree_marks()
+    index.replace_all([row("s3", T3)])
+    assert index.tree_marks().dirs == {} and not index.save_tree_marks(before)
+
+
+def test_damaged_tree_marks_count_as_none_and_are_replaced(tmp_path: Path) -> None:
+    """Fixture: a SQLite index whose stored marks are not what it wrote."""
+    import sqlite3
+
+    index = SqliteBackend(tmp_path / "state.db").build([row("s1", T1)])
+    db = sqlite3.connect(tmp_path / "state.db")
+    with db:
+        db.execute("INSERT INTO meta VALUES('tree', '{\"sessions\": [1]}')")
+    db.close()
+    marks = index.tree_marks()
+    assert marks.dirs == {}
+    assert index.save_tree_marks(marks._replace(dirs={"sessions": (1, 2, True)}))
+    assert index.tree_marks().dirs == {"sessions": (1, 2, True)}

@@ -5,11 +5,12 @@ interface (`index.base`), and any index failure is met by rebuilding it from the
 one is answered from a scan instead, never set aside). A new session's pending marker is written
 before its rollout and removed only once the index holds its row, so `catch_up` finds every
 session a crash or a busy index left out; `_reconcile` indexes rollouts the index never heard of
-(one walk of the file names, only unknown files opened).
+(it lists only the directories changed since it last ran, and opens only unknown files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -20,8 +21,10 @@ from typing import TYPE_CHECKING, TypeVar
 from ..errors import IndexBusy, IndexUnavailable, StoreDamaged, storage_error
 from .index import Index, IndexBackend, SessionRow
 from .index.memory import MemoryIndex
+from .index.rows import NO_MARKS, TreeMarks
 from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, parse_rollout_name
+from .tree import distrust, walk_changed
 
 if TYPE_CHECKING:  # blobs and probing are imported where first used: a listing needs the index
     from .blobs import BlobStore
@@ -229,18 +232,29 @@ class Catalog:
     def _reconcile(self) -> list[SessionRow]:
         """Index the session files on disk that the index does not know (it is only a cache).
 
-        Costs one walk of the file names; only unknown files are opened. Returns their rows.
+        Lists only the directories that changed since the last reconcile (`tree`: their marks in
+        the index), and opens only the unknown files there. Returns their rows.
         """
-        known = self._query(lambda index: index.session_ids())
-        found = []
-        for path, archived in self.layout.scan_rollouts():
-            if path[-42:-6] in known:  # `…-<session id>.jsonl`: a known session, nothing to parse
-                continue
-            name = parse_rollout_name(os.path.basename(path))
-            if name and name.session_id not in known:
-                row = self.probe(path, archived)
-                if isinstance(row, SessionRow):
-                    found.append(row)
-        if found:
-            self.index_upsert(found)
+        try:
+            marks = self.index().tree_marks()
+        except (IndexBusy, IndexUnavailable):
+            marks = NO_MARKS  # list everything, as the query below will find the index
+        walk = walk_changed(self.layout, marks.dirs)
+        found, failed = [], []
+        if walk.rollouts:
+            known = self._query(lambda index: index.session_ids())
+            for path, archived in walk.rollouts:
+                if path[-42:-6] in known:  # `…-<session id>.jsonl`: known, nothing to parse
+                    continue
+                name = parse_rollout_name(os.path.basename(path))
+                if name and name.session_id not in known:
+                    row = self.probe(path, archived)
+                    if isinstance(row, SessionRow):
+                        found.append(row)
+                    else:
+                        failed.append(path)
+        if (not found or self.index_upsert(found)) and walk.marks != marks.dirs:
+            dirs = distrust(walk.marks, str(self.layout.root), failed)
+            with contextlib.suppress(IndexBusy, IndexUnavailable):  # listed again next time
+                self.index().save_tree_marks(TreeMarks(marks.generation, dirs))
         return found

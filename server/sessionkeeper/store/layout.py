@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # a datetime arrives only with a new rollout
     from datetime import datetime
 
 ENV_HOME = "SESSIONKEEPER_HOME"
-_ROLLOUT = re.compile(
+ROLLOUT_NAME = re.compile(
     r"rollout-(\d{8}T\d{6}(?:\d{3})?Z)-"
     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl"
 )
@@ -76,7 +76,7 @@ class RolloutName(NamedTuple):  # not a dataclass: ~5x cheaper to create at impo
 
 def parse_rollout_name(name: str) -> RolloutName | None:
     """Parse `rollout-<ts>-<session_id>.jsonl`; None for any other name."""
-    match = _ROLLOUT.fullmatch(name)
+    match = ROLLOUT_NAME.fullmatch(name)
     return RolloutName(match.group(1), match.group(2)) if match else None
 
 
@@ -174,7 +174,7 @@ class Layout:
     def scan_rollouts(self) -> list[tuple[str, bool]]:
         """Every rollout file under the store as (path, archived), by a directory walk."""
         found: list[tuple[str, bool]] = []
-        match = _ROLLOUT.fullmatch
+        match = ROLLOUT_NAME.fullmatch
         for top, archived in ((self.sessions, False), (self.archived, True)):
             stack = [str(top)]
             while stack:  # scandir, not os.walk: one call per directory, no stat per file

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow
+from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow, TreeMarks
 
 
 class Index(Protocol):
@@ -66,6 +66,14 @@ class Index(Protocol):
 
     def session_ids(self) -> set[str]:
         """Every session the index knows."""
+        ...
+
+    def tree_marks(self) -> TreeMarks:
+        """The rollout tree's directory marks from the last reconcile (none yet: no dirs)."""
+        ...
+
+    def save_tree_marks(self, marks: TreeMarks) -> bool:
+        """Keep `marks` unless the generation moved on since they were read; True when kept."""
         ...
 
     def is_current(self) -> bool:

@@ -12,6 +12,7 @@ from .rows import (
     ListQuery,
     SessionRow,
     ThreadRow,
+    TreeMarks,
     after_cursor,
     matches,
     newest_first,
@@ -30,6 +31,7 @@ class MemoryIndex:
         self.writes = 0  # every change, for files_token (a memory index has no other writer)
         self.fail = False
         self.closed = False
+        self._tree = TreeMarks(0, {})
 
     def _check(self) -> None:
         if self.fail or self.closed:
@@ -58,6 +60,7 @@ class MemoryIndex:
         kept = [s for s in self._sessions.values() if s.imported]
         self._sessions = {r.session_id: r for r in [*kept, *rows]}
         self._threads = {t.thread_id: t for t in threads_of(self._sessions.values())}
+        self._tree = TreeMarks(self._tree.generation + 1, {})
 
     def forget(self, thread_id: str) -> None:
         """Remove a thread, its sessions and the agent files that made them."""
@@ -67,6 +70,7 @@ class MemoryIndex:
         self._sessions = {k: s for k, s in self._sessions.items() if k not in gone}
         self._files = {p: f for p, f in self._files.items() if f.session_id not in gone}
         self._threads.pop(thread_id, None)
+        self._tree = TreeMarks(self._tree.generation + 1, {})
 
     def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,
                      gone: Sequence[str] = ()) -> None:
@@ -132,6 +136,19 @@ class MemoryIndex:
         """Every session the index knows."""
         self._check()
         return set(self._sessions)
+
+    def tree_marks(self) -> TreeMarks:
+        """The marks last saved."""
+        self._check()
+        return self._tree
+
+    def save_tree_marks(self, marks: TreeMarks) -> bool:
+        """Keep them unless a forget or replace_all came in between."""
+        self._check()
+        if marks.generation != self._tree.generation:
+            return False
+        self._tree = marks
+        return True
 
     def is_current(self) -> bool:
         """Always: nothing can replace it under us."""

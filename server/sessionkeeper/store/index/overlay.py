@@ -14,10 +14,12 @@ from .base import Index
 from .memory import MemoryIndex
 from .rows import (
     MAX_LIMIT,
+    NO_MARKS,
     FileCheckpoint,
     ListQuery,
     SessionRow,
     ThreadRow,
+    TreeMarks,
     after_cursor,
     matches,
     newest_first,
@@ -146,6 +148,14 @@ class OverlayIndex:
         """Every session either knows."""
         base = set() if self._replaced else self.base.session_ids() - self._hidden
         return self.overlay.session_ids() | base
+
+    def tree_marks(self) -> TreeMarks:
+        """The base's marks while it knows no rollout the overlay does not (nothing hidden)."""
+        return NO_MARKS if self._replaced or self._hidden else self.base.tree_marks()
+
+    def save_tree_marks(self, marks: TreeMarks) -> bool:
+        """Refused: the base is never changed (a reconcile here lists what changed since)."""
+        return False
 
     def is_current(self) -> bool:
         """As current as its base."""

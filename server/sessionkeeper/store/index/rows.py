@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 NATIVE = "native"
 """The agent of threads Session Keeper itself recorded."""
@@ -126,6 +126,23 @@ class ListQuery:
 MAX_LIMIT = 1001
 """The most threads one listing returns: the protocol's largest page (1,000) and the one more a
 page reads to know whether a next page exists."""
+
+
+DirMark = tuple[int, int, bool]
+"""A directory of the rollout tree as a reconcile listed it: (inode, ctime_ns, trusted)."""
+
+
+class TreeMarks(NamedTuple):  # not a dataclass: cheaper at import (issue 13)
+    """The rollout tree's directories as the last reconcile listed them (`dirs`: store-relative
+    path -> DirMark); `generation` moves on whenever rows of rollouts leave the index (a forget,
+    a rebuild), which voids the marks and any taken before it."""
+
+    generation: int
+    dirs: dict[str, DirMark]
+
+
+NO_MARKS = TreeMarks(-1, {})
+"""The marks of an index that keeps none (every directory is listed; saving is refused)."""
 
 
 def thread_order(row: SessionRow) -> tuple[int, str, str]:

@@ -49,6 +49,16 @@ def _insert(table: str, columns: Sequence[str], *, upsert: bool = False) -> str:
         f"{c}=excluded.{c}" for c in columns[1:])
 
 
+TREE_MARKS = "SELECT key, value FROM meta WHERE key IN ('tree', 'tree_generation')"
+SAVE_TREE_MARKS = ("INSERT INTO meta(key, value) SELECT 'tree', ? WHERE coalesce((SELECT CAST(value "
+                   "AS INTEGER) FROM meta WHERE key = 'tree_generation'), 0) = ? "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+"""The tree marks, kept only while the generation is the one they were read with (one statement:
+a forget committed meanwhile makes it write nothing)."""
+VOID_TREE_MARKS = ("INSERT INTO meta VALUES('tree_generation', '1') ON CONFLICT(key) "
+                   "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                   "DELETE FROM meta WHERE key = 'tree'")
+"""Run in the transaction of anything that takes rollouts' rows out of the index."""
 UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
 INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
 INSERT_THREAD = _insert("threads", THREAD_COLUMNS)

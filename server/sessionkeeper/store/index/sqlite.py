@@ -22,7 +22,15 @@ from ...errors import IndexUnavailable
 from .connection import connect, connect_read_only, unavailable
 from .memory import MemoryIndex
 from .overlay import OverlayIndex
-from .rows import MAX_LIMIT, FileCheckpoint, ListQuery, SessionRow, ThreadRow, threads_of
+from .rows import (
+    MAX_LIMIT,
+    FileCheckpoint,
+    ListQuery,
+    SessionRow,
+    ThreadRow,
+    TreeMarks,
+    threads_of,
+)
 from .sql import (
     FILE_COLUMNS,
     INDEX_NAMES,
@@ -32,10 +40,13 @@ from .sql import (
     INSERT_SESSION,
     INSERT_THREAD,
     LONE_THREADS,
+    SAVE_TREE_MARKS,
     SCHEMA,
     SHARED_SESSIONS,
     STAMP_COLUMNS,
+    TREE_MARKS,
     UPSERT_SESSION,
+    VOID_TREE_MARKS,
     decoded,
     file_row,
     values_of,
@@ -134,6 +145,7 @@ class SqliteIndex:
                 kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1")
                 self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
+                _void_tree_marks(self.db)
                 _fill(self.db, rows)
         except sqlite3.Error as exc:
             raise unavailable("index rebuild failed", exc) from exc
@@ -146,6 +158,7 @@ class SqliteIndex:
                                 "(SELECT session_id FROM sessions WHERE thread_id=?)", (thread_id,))
                 self.db.execute("DELETE FROM sessions WHERE thread_id=?", (thread_id,))
                 self.db.execute("DELETE FROM threads WHERE thread_id=?", (thread_id,))
+                _void_tree_marks(self.db)
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"index update failed: {exc}") from exc
 
@@ -255,6 +268,32 @@ class SqliteIndex:
         except sqlite3.Error as exc:
             raise unavailable("index query failed", exc) from exc
 
+    def tree_marks(self) -> TreeMarks:
+        """The marks of the last reconcile; damaged ones count as none (everything is listed)."""
+        try:
+            found = dict(self.db.execute(TREE_MARKS).fetchall())
+        except sqlite3.Error as exc:
+            raise unavailable("index query failed", exc) from exc
+        try:
+            generation = int(found.get("tree_generation", 0))
+        except ValueError:  # no generation matches it: marks are never saved over it
+            return TreeMarks(-1, {})
+        try:
+            dirs = {str(k): (int(v[0]), int(v[1]), bool(v[2]))
+                    for k, v in orjson.loads(found.get("tree", "{}")).items()}
+        except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, AttributeError):
+            dirs = {}  # damaged: everything is listed, and the next marks replace them
+        return TreeMarks(generation, dirs)
+
+    def save_tree_marks(self, marks: TreeMarks) -> bool:
+        """Keep the marks in one statement, unless a forget or rebuild came in between."""
+        text = orjson.dumps({k: list(v) for k, v in marks.dirs.items()}).decode()
+        try:
+            with self.db:
+                return self.db.execute(SAVE_TREE_MARKS, (text, marks.generation)).rowcount > 0
+        except sqlite3.Error as exc:
+            raise unavailable("index update failed", exc) from exc
+
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         try:
             return [decoded(r) for r in self.db.execute(sql, args)]
@@ -272,6 +311,11 @@ def _page_cache(db: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         db.execute(f"PRAGMA cache_size={int(before)}")
+
+
+def _void_tree_marks(db: sqlite3.Connection) -> None:
+    for statement in VOID_TREE_MARKS:
+        db.execute(statement)
 
 
 def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
