@@ -99,3 +99,19 @@ def test_rows_forgotten_while_their_rollout_stays_are_found_again(store_dir, rep
     store.index().forget(mine)
     assert store.index().tree_marks().dirs == {}
     assert [r.thread_id for r in Store(store_dir).thread_sessions(mine)] == [mine]
+
+
+def test_a_read_only_store_finds_a_copied_rollout_by_the_saved_marks(tmp_path, store_dir, repo,
+                                                                     trusting):
+    """Fixture: marks saved by a read-write lookup; a rollout copied in; then a read-only store
+    (as `--check-resume` opens it), which lists the changed directory and saves nothing."""
+    mine = record_seed(Keeper(store_dir), repo, close=True).thread_id
+    store = Store(store_dir)
+    store.thread_sessions(mine)
+    saved = store.index().tree_marks()
+    theirs, rollout = foreign_rollout(tmp_path, repo)
+    copy_beside(rollout, store, mine)
+    reading = Store(store_dir, read_only=True)
+    assert reading.index().tree_marks() == saved
+    assert [r.thread_id for r in reading.thread_sessions(theirs)] == [theirs]
+    assert Store(store_dir).index().tree_marks() == saved
