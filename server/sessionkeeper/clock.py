@@ -2,7 +2,9 @@
 
 Invariant: the text of a millisecond is formatted once and cached with the [start, end) of that
 millisecond in one tuple, replaced as a whole (a reader never pairs one window with another's
-text); a stamp is always the text of the millisecond the wall clock read falls in.
+text); a stamp is always the text of the millisecond the wall clock read falls in. The text of
+its second (`YYYY-MM-DDTHH:MM:SS.`) is cached the same way, with the second it names, so a new
+millisecond costs a concatenation, not a gmtime and a strftime (7 us a call here).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ _time = time.time
 
 Millisecond = tuple[float, float, bytes]
 """[start, end) of a millisecond in seconds since the epoch, and its text."""
+_MILLIS = tuple(b"%03dZ" % n for n in range(1000))  # the text after a second's, per millisecond
 
 
 class _Clock:
@@ -20,6 +23,7 @@ class _Clock:
 
     def __init__(self) -> None:
         self._cached: Millisecond = (0.0, 0.0, b"")
+        self._second: tuple[int, bytes] = (-1, b"")  # a whole second and its text, with the dot
 
     def now(self) -> bytes:
         """The current UTC time as ASCII bytes, e.g. b"2026-12-01T08:07:57.123Z"."""
@@ -40,7 +44,11 @@ class _Clock:
             return cached
         ms = int(t * 1000)
         secs, rest = divmod(ms, 1000)
-        text = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest:03d}Z").encode()
+        second = self._second
+        if second[0] != secs:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(secs)).encode()
+            self._second = second = (secs, text)
+        text = second[1] + _MILLIS[rest]
         self._cached = cached = (ms / 1000, (ms + 1) / 1000, text)
         return cached
 

@@ -129,10 +129,10 @@ class Session(OperationCalls):
         outside the order lock (so fsyncs are shared)."""
         level = self.writer.recorder.default if durability is None else Durability(durability)
         with self._order:
-            for kind, _body in prepared:
-                if kind == "operation":  # a re-delivery is acknowledged, never written again
-                    out = self._append_operations(prepared, level)
-                    break
+            if len(prepared) == 1 and prepared[0][0] != "operation":  # record(): no loop, no
+                out = self._append([prepared[0][1]], level)  # comprehension (0.3 us -> 0.1 us)
+            elif any(kind == "operation" for kind, _body in prepared):  # a re-delivery is
+                out = self._append_operations(prepared, level)  # acknowledged, never written again
             else:
                 out = self._append([body for _kind, body in prepared], level)
         if level is _DURABLE:
@@ -235,10 +235,10 @@ class Session(OperationCalls):
             acks = [Ack(a.seq, level, a.duplicate) for a in self.writer.append(bodies, _WRITTEN)]
         else:
             acks = self.writer.append(bodies, level)
-        apply = self.state.apply
+        apply, loads = self.state.apply, orjson.loads
         for body, ack in zip(bodies, acks, strict=True):
-            record = orjson.loads(body)
-            record["seq"] = ack.seq
+            record = loads(body)
+            record["seq"] = ack[0]
             apply(record)
             self._since_snapshot += len(body)
         if self._since_snapshot >= self._snapshot_due:

@@ -162,3 +162,24 @@ def test_a_respelled_checksum_or_seq_is_damage_even_inside_a_clean_run(how: str)
     assert rollout.status is Status.DAMAGED
     damaged = {d.line for d in rollout.damage}
     assert damaged and damaged <= {2, 501, 502}
+
+
+@pytest.mark.parametrize("how", ["no seq", "no type", "null seq", "list type"])
+def test_a_record_lacking_its_seq_or_type_reads_the_same_in_runs_and_line_by_line(
+        how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: original() with line 700 (inside a clean run) re-framed without its seq or its
+    type, or with either of another kind, its checksum recomputed."""
+    lines = original()
+    core = core_of(lines[700])
+    if how == "no seq":
+        core = core.replace(b'{"seq":700,', b"{", 1)
+    elif how == "no type":
+        core = core.replace(b'"type":"message",', b"", 1)
+    elif how == "null seq":
+        core = core.replace(b'{"seq":700,', b'{"seq":null,', 1)
+    else:
+        core = core.replace(b'"type":"message"', b'"type":["message"]', 1)
+    lines[700] = crafted(core)
+    batched, single = both_ways(b"".join(lines), monkeypatch)
+    assert batched == single
+    assert batched["status"] is Status.DAMAGED or len(batched["records"]) < 2600

@@ -30,3 +30,22 @@ def test_now_lies_between_the_wall_clock_readings_around_it() -> None:
         after = CLOCK.millisecond(time.time())[2]
         assert before <= now <= after
     assert utc_now_iso().endswith("Z") and len(utc_now_iso()) == 24
+
+
+def test_every_reading_gets_its_own_seconds_text_whatever_second_came_before() -> None:
+    """Fixture: none (readings within one second, across second, minute, day and year ends, back
+    and forth, each compared with the text datetime formats for it)."""
+    import datetime
+    import random
+
+    rng = random.Random(13)
+    edges = [1798761599.9995, 1798761600.0005, 1796112477.9999, 1796112478.0001, 1796112477.5]
+    readings = edges + [rng.uniform(0, 4e9) for _ in range(500)]
+    readings += [1796112477.0 + i / 7 for i in range(30)]  # several readings in each second
+    for t in readings + readings[::-1]:
+        ms = int(t * 1000)
+        expected = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+        start, end, text = CLOCK.millisecond(t)
+        assert text == expected.encode(), t
+        assert start <= t < end

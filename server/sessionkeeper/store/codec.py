@@ -37,7 +37,8 @@ _SUFFIX_LEN = len(_CRC_FIELD) + 8 + 2  # ,"crc":"xxxxxxxx"}
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson reads as an int
 _BIG = float(2**63)  # orjson turns an integer beyond 64 bits into a float at least this large
 _loads = orjson.loads  # bound once: decode runs for every line read
-_pop, _getitem, _contains = dict.pop, dict.__getitem__, dict.__contains__
+_pop, _contains = dict.pop, dict.__contains__
+_seq, _type = itemgetter("seq"), itemgetter("type")  # one C call a record, no repeat() argument
 _core = itemgetter(slice(None, -_SUFFIX_LEN))  # a line without `,"crc":"xxxxxxxx"}`
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _META_TEXT = ("ts", "source", "model", "title")
@@ -126,8 +127,8 @@ def decode_run(lines: list[bytes], *, first_seq: int, plain: frozenset[str],
     try:
         records = list(map(_loads, lines))
         claimed = ",".join(map(_pop, records, repeat("crc", count)))
-        seqs = list(map(_getitem, records, repeat("seq", count)))
-        kinds = set(map(_getitem, records, repeat("type", count)))
+        seqs = list(map(_seq, records))  # every record is a dict here: `_pop` refused any other
+        kinds = set(map(_type, records))
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None  # a line that is not an object with a crc (a string), a seq and a type
     # each claimed checksum is exactly its line's `%08x`: the computed ones, comma-separated,

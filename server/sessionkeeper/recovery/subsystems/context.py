@@ -148,7 +148,8 @@ class Context(Subsystem):
     def _covered(self, record: Record) -> bool:
         """True for a message the summary already replaced, or a re-delivered message_id."""
         seq = record.get("seq")
-        if seq is not None and seq <= self.floor:
+        if seq is not None and (seq <= self.cleared_at or seq <= -1 or (  # seq <= floor, without
+                self.compaction is not None and seq <= self.compaction["through_seq"])):  # max()
             return True
         mid = record.get("message_id")
         return mid is not None and mid in self.ids
