@@ -112,3 +112,13 @@ def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
     code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
     assert code == 0
     assert "pydantic" not in modules and "sessionkeeper.validate" not in modules
+
+
+def test_a_clean_start_builds_only_meta_and_lifecycle_records(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`, clean; `sessionkeeper start` imports the schema's envelope, meta and
+    lifecycle (`schema.thread`, `schema.values`), not the other record families."""
+    code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
+    assert code == 0
+    assert {"sessionkeeper.schema.thread", "sessionkeeper.schema.values"} <= modules
+    assert modules & {"sessionkeeper.schema.course", "sessionkeeper.schema.work",
+                      "sessionkeeper.schema.frameworks"} == set()
