@@ -48,7 +48,11 @@ def thread(repo: Path, store_dir: Path) -> str:
 
 
 HEAVY = {"pydantic", "filelock", "sessionkeeper.validate", "sessionkeeper.session",
-         "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck"}
+         "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck",
+         "sessionkeeper.schema", "git", "pygls", "lsprotocol", "sessionkeeper.lsp", "watchfiles",
+         "sessionkeeper.api", "sessionkeeper.content_actions"}
+"""Not for a listing nor a check: validation, writing, locks, the record schema, GitPython, the
+LSP stack, and the Keeper's writes and content actions (`cli.common.reader` reads)."""
 
 
 def test_list_json_loads_no_validator_recorder_lock_nor_renderer(

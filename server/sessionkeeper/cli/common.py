@@ -14,6 +14,7 @@ import orjson
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
+    from ..resuming import Resuming
 
 Subparsers = Any  # argparse's _SubParsersAction (private)
 
@@ -41,17 +42,32 @@ def keeper(args: argparse.Namespace, *, reads_only: bool = False,
     checked in CI). The per-user default store is a cache of ours and may be brought up to date.
     """
     from ..api import Keeper
+
+    return Keeper(args.store, **_settings(args, reads_only=reads_only, agents=agents))
+
+
+def reader(args: argparse.Namespace) -> Resuming:
+    """`keeper(args, reads_only=True, agents=True)` with only its reads, checks and resumes: what
+    `list`, `show` and `--check-resume` call (they import no content actions, fsck nor
+    `sessionkeeper.api`)."""
+    from ..resuming import Resuming
+
+    return Resuming(args.store, **_settings(args, reads_only=True, agents=True))
+
+
+def _settings(args: argparse.Namespace, *, reads_only: bool, agents: bool) -> dict[str, Any]:
+    """The Keeper's settings a command line gives (see `keeper`)."""
     from ..store.layout import ENV_HOME
 
-    content: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
     if getattr(args, "content_limit", None) is not None:
-        content["content_limit_bytes"] = args.content_limit
+        settings["content_limit_bytes"] = args.content_limit
     if getattr(args, "allow_secret_files", False):
-        content["allow_secret_files"] = True
+        settings["allow_secret_files"] = True
     pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
-    return Keeper(args.store, durability=getattr(args, "durability", "written"),
-                  read_only=reads_only and pointed, agents=sources(args) if agents else None,
-                  **content)
+    return {"durability": getattr(args, "durability", "written"),
+            "read_only": reads_only and pointed, "agents": sources(args) if agents else None,
+            **settings}
 
 
 def sources(args: argparse.Namespace) -> AgentSources | None:

@@ -15,7 +15,7 @@ from typing import Any, get_args
 import orjson
 
 from ..errors import InvalidEvent, InvalidId
-from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, say
+from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, reader, say
 
 
 def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
@@ -178,7 +178,7 @@ def _no_constant(name: str) -> Any:
 
 def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
-    rows = keeper(args, reads_only=True, agents=True).threads(
+    rows = reader(args).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
         progress=import_progress())
     if args.json:
@@ -194,7 +194,7 @@ def show_thread(args: argparse.Namespace) -> int:
     """A thread's sessions and its restored state (checked where it last ran)."""
     from ..render import clean, report_text
 
-    k = keeper(args, reads_only=True, agents=True)
+    k = reader(args)
     k.import_agents(import_progress())
     rows = k.thread_sessions(args.thread)
     report = k.check_resume(args.thread, workspace=rows[-1].cwd or os.getcwd())
