@@ -12,9 +12,9 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
-from .common import COMMON, Subparsers, emit, keeper, say
+from .common import COMMON, Parser, Subparsers, emit, keeper, say
 
-CONTENT = argparse.ArgumentParser(add_help=False)
+CONTENT = Parser(add_help=False)
 """The parent parser of commands that read file content (start, record, rewind)."""
 CONTENT.add_argument("--content-limit", type=lambda v: size(v), default=argparse.SUPPRESS,
                      metavar="SIZE", help="files larger than this are kept by hash only (10M)")
