@@ -110,6 +110,7 @@ def test_check_resume_json_loads_no_validator_recorder_nor_lock(
                             str(store_dir), "--json")
     assert code == 0
     assert modules & HEAVY == set()
+    assert "sessionkeeper.recovery.summary" not in modules  # a listing's values: no check's
 
 
 def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
@@ -121,9 +122,10 @@ def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
 
 def test_a_clean_start_builds_only_meta_and_lifecycle_records(repo: Path, store_dir: Path) -> None:
     """Fixture: `repo`, clean; `sessionkeeper start` imports the schema's envelope, meta and
-    lifecycle (`schema.thread`, `schema.values`), not the other record families."""
+    lifecycle (`schema.thread`, `schema.values`), not the other record families, nor the
+    listing's summaries (a session sums its state up with `recovery.status`)."""
     code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
     assert code == 0
     assert {"sessionkeeper.schema.thread", "sessionkeeper.schema.values"} <= modules
     assert modules & {"sessionkeeper.schema.course", "sessionkeeper.schema.work",
-                      "sessionkeeper.schema.frameworks"} == set()
+                      "sessionkeeper.schema.frameworks", "sessionkeeper.recovery.summary"} == set()
