@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -157,14 +158,16 @@ def record_events(args: argparse.Namespace) -> int:
     return code
 
 
-_LONG_NUMBER = re.compile(r"\d{19,}")
+@functools.cache  # only `record` reads JSON lines
+def _long_number() -> re.Pattern[str]:
+    return re.compile(r"\d{19,}")
 
 
 def _exact(line: str) -> Any:
     """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
     refused as not encodable, never stored rounded); what orjson refuses is refused here too
     (NaN and Infinity are no JSON, a line nested too deeply a ValueError, never a traceback)."""
-    if _LONG_NUMBER.search(line):
+    if _long_number().search(line):
         try:  # exact integers; orjson would make them floats
             return json.loads(line, parse_constant=_no_constant)
         except RecursionError:
