@@ -28,7 +28,7 @@ from .policy import SessionPolicy
 from .recovery.baseline import capture
 from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
-from .recovery.summary import StatusSummary, status_summary
+from .recovery.status import StatusSummary, status_summary
 from .redact import redact_json
 from .schema import Event, Lifecycle
 from .store.recorder import Ack

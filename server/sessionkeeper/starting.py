@@ -160,7 +160,7 @@ class Starting:
         Returns the session and what its lifecycle hooks did. `lock`: the thread's writer lock
         when the caller already holds it (it passes to the session).
         """
-        from .recovery.summary import status_summary
+        from .recovery.status import status_summary
         from .schema import ForkedFrom, SessionMeta
 
         previous = replayed.meta

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
+import pytest
+
 from sessionkeeper.cli import COMMANDS, MODULES, command_modules, named_commands
 from sessionkeeper.cli.check import add_top
 from sessionkeeper.cli.common import parser_with
@@ -45,3 +47,20 @@ def test_a_command_line_adds_only_the_parsers_of_the_commands_it_names() -> None
     assert built("--store", "s", "unarchive", "abc") == {"unarchive"}
     assert built("start", "--workspace", "w", "--title", "demo") == {"start", "demo"}
     assert built("lsit") == set(COMMANDS)  # a typo: every parser, for argparse's error
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "wide"])
+def test_help_is_as_wide_as_argparse_makes_it_with_shutil(
+        monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """Fixture: none — the whole parser's help, and a subcommand's, with $COLUMNS unset, set,
+    and set to nonsense, beside argparse's own formatter (which measures with shutil)."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = parser_with(command_modules(["list"]), top=add_top, only={"list"})
+    theirs = parser_with(command_modules(["list"]), top=add_top, only={"list"})
+    for parser in (theirs, _subcommands(theirs)["list"]):
+        parser.formatter_class = argparse.HelpFormatter
+    assert ours.format_help() == theirs.format_help()
+    assert _subcommands(ours)["list"].format_help() == _subcommands(theirs)["list"].format_help()

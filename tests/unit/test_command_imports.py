@@ -48,7 +48,12 @@ def thread(repo: Path, store_dir: Path) -> str:
 
 
 HEAVY = {"pydantic", "filelock", "sessionkeeper.validate", "sessionkeeper.session",
-         "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck"}
+         "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck",
+         "sessionkeeper.schema", "git", "pygls", "lsprotocol", "sessionkeeper.lsp", "watchfiles",
+         "sessionkeeper.api", "sessionkeeper.content_actions", "shutil", "bz2", "lzma"}
+"""Not for a listing nor a check: validation, writing, locks, the record schema, GitPython, the
+LSP stack, the Keeper's writes and content actions (`cli.common.reader` reads), and the shutil
+argparse imports to measure the terminal (`cli.common.Parser` measures it)."""
 
 
 def test_list_json_loads_no_validator_recorder_lock_nor_renderer(
@@ -105,6 +110,7 @@ def test_check_resume_json_loads_no_validator_recorder_nor_lock(
                             str(store_dir), "--json")
     assert code == 0
     assert modules & HEAVY == set()
+    assert "sessionkeeper.recovery.summary" not in modules  # a listing's values: no check's
 
 
 def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
@@ -112,3 +118,14 @@ def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
     code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
     assert code == 0
     assert "pydantic" not in modules and "sessionkeeper.validate" not in modules
+
+
+def test_a_clean_start_builds_only_meta_and_lifecycle_records(repo: Path, store_dir: Path) -> None:
+    """Fixture: `repo`, clean; `sessionkeeper start` imports the schema's envelope, meta and
+    lifecycle (`schema.thread`, `schema.values`), not the other record families, nor the
+    listing's summaries (a session sums its state up with `recovery.status`)."""
+    code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
+    assert code == 0
+    assert {"sessionkeeper.schema.thread", "sessionkeeper.schema.values"} <= modules
+    assert modules & {"sessionkeeper.schema.course", "sessionkeeper.schema.work",
+                      "sessionkeeper.schema.frameworks", "sessionkeeper.recovery.summary"} == set()

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import SessionKeeperError
-from .common import emit, keeper, say
+from .common import emit, reader, say
 
 if TYPE_CHECKING:
     from ..recovery.report import Report
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if thread is None and not args.latest:
         parser.error("--check-resume needs a THREAD or --latest")
     try:
-        report = keeper(args, reads_only=True, agents=True).check_resume(
+        report = reader(args).check_resume(
             thread, workspace=workspace, latest=args.latest)
     except SessionKeeperError as exc:
         if _on_github():

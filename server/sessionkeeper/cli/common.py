@@ -14,6 +14,7 @@ import orjson
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
+    from ..resuming import Resuming
 
 Subparsers = Any  # argparse's _SubParsersAction (private)
 
@@ -41,17 +42,32 @@ def keeper(args: argparse.Namespace, *, reads_only: bool = False,
     checked in CI). The per-user default store is a cache of ours and may be brought up to date.
     """
     from ..api import Keeper
+
+    return Keeper(args.store, **_settings(args, reads_only=reads_only, agents=agents))
+
+
+def reader(args: argparse.Namespace) -> Resuming:
+    """`keeper(args, reads_only=True, agents=True)` with only its reads, checks and resumes: what
+    `list`, `show` and `--check-resume` call (they import no content actions, fsck nor
+    `sessionkeeper.api`)."""
+    from ..resuming import Resuming
+
+    return Resuming(args.store, **_settings(args, reads_only=True, agents=True))
+
+
+def _settings(args: argparse.Namespace, *, reads_only: bool, agents: bool) -> dict[str, Any]:
+    """The Keeper's settings a command line gives (see `keeper`)."""
     from ..store.layout import ENV_HOME
 
-    content: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
     if getattr(args, "content_limit", None) is not None:
-        content["content_limit_bytes"] = args.content_limit
+        settings["content_limit_bytes"] = args.content_limit
     if getattr(args, "allow_secret_files", False):
-        content["allow_secret_files"] = True
+        settings["allow_secret_files"] = True
     pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
-    return Keeper(args.store, durability=getattr(args, "durability", "written"),
-                  read_only=reads_only and pointed, agents=sources(args) if agents else None,
-                  **content)
+    return {"durability": getattr(args, "durability", "written"),
+            "read_only": reads_only and pointed, "agents": sources(args) if agents else None,
+            **settings}
 
 
 def sources(args: argparse.Namespace) -> AgentSources | None:
@@ -68,9 +84,41 @@ def sources(args: argparse.Namespace) -> AgentSources | None:
     return AgentSources(agents=wanted, roots=roots)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, formatting help as wide as argparse would, measured without `shutil`
+    (argparse imports it, with bz2 and lzma, to measure the terminal for every argument added:
+    ~2 ms of a command's start)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`: $COLUMNS, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        size = os.get_terminal_size(sys.__stdout__.fileno()) if sys.__stdout__ else None
+    except (AttributeError, ValueError, OSError):
+        size = None
+    return size.columns if size and size.columns else 80
+
+
 def _agent_options(*, top: bool) -> argparse.ArgumentParser:
     """--agents, --codex-home, --claude-home: which agents' own logs are read, from where."""
-    options = argparse.ArgumentParser(add_help=False)
+    options = Parser(add_help=False)
     unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     options.add_argument("--agents", metavar="none|codex,claude", **unset,
                          help="agents whose own session logs are listed (default: all)")
@@ -115,7 +163,7 @@ TOP_AGENT_OPTIONS = _agent_options(top=True)
 def _common(*, top: bool) -> argparse.ArgumentParser:
     """--store and --json, accepted before and after the subcommand (a subcommand's unset
     option must not overwrite the top level's, hence SUPPRESS there)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     common.add_argument("--store", **unset,
                         help="store directory (default: $SESSIONKEEPER_HOME or the per-user data dir)")
@@ -131,12 +179,11 @@ def parser_with(modules: Iterable[ModuleType], *,
                 top: Callable[[argparse.ArgumentParser], None],
                 only: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The whole CLI: top-level options, then each module's subcommands (those in `only`)."""
-    parser = argparse.ArgumentParser(prog="sessionkeeper",
-                                     parents=[_common(top=True), TOP_AGENT_OPTIONS],
-                                     description="Session recovery for editor AI agents.",
-                                     allow_abbrev=False)  # `list --all` is not `--allow-drift`
+    parser = Parser(prog="sessionkeeper", parents=[_common(top=True), TOP_AGENT_OPTIONS],
+                    description="Session recovery for editor AI agents.",
+                    allow_abbrev=False)  # `list --all` is not `--allow-drift`
     top(parser)
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for module in modules:
         module.add(sub, only)
     return parser

@@ -7,26 +7,29 @@ content to restore, changed meanwhile (stale) or failed; typed errors keep their
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from collections.abc import Collection
 from typing import Any
 
-from .common import COMMON, Subparsers, emit, keeper, say
+from .common import COMMON, Parser, Subparsers, emit, keeper, say
 
-CONTENT = argparse.ArgumentParser(add_help=False)
+CONTENT = Parser(add_help=False)
 """The parent parser of commands that read file content (start, record, rewind)."""
 CONTENT.add_argument("--content-limit", type=lambda v: size(v), default=argparse.SUPPRESS,
                      metavar="SIZE", help="files larger than this are kept by hash only (10M)")
 CONTENT.add_argument("--allow-secret-files", action="store_true", default=argparse.SUPPRESS,
                      help="keep the content of secret-named files (.env*, keys) too")
 
-_SIZE = re.compile(r"(\d+)\s*([kmgt]?)i?b?", re.IGNORECASE)
+@functools.cache  # only a --content-limit or a --cap parses a size
+def _size_pattern() -> re.Pattern[str]:
+    return re.compile(r"(\d+)\s*([kmgt]?)i?b?", re.IGNORECASE)
 
 
 def size(text: str) -> int:
     """A size such as 500M, 2G, 10MB or 4096 in bytes (K, M, G, T: powers of 1024)."""
-    match = _SIZE.fullmatch(text.strip())
+    match = _size_pattern().fullmatch(text.strip())
     if not match:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 2G, 4096)")
     return int(match[1]) * 1024 ** " KMGT".index((match[2] or " ").upper())

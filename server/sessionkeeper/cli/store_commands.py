@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -15,7 +16,7 @@ from typing import Any, get_args
 import orjson
 
 from ..errors import InvalidEvent, InvalidId
-from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, say
+from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, reader, say
 
 
 def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
@@ -157,14 +158,16 @@ def record_events(args: argparse.Namespace) -> int:
     return code
 
 
-_LONG_NUMBER = re.compile(r"\d{19,}")
+@functools.cache  # only `record` reads JSON lines
+def _long_number() -> re.Pattern[str]:
+    return re.compile(r"\d{19,}")
 
 
 def _exact(line: str) -> Any:
     """A JSON line decoded without turning integers beyond 64 bits into floats (they are then
     refused as not encodable, never stored rounded); what orjson refuses is refused here too
     (NaN and Infinity are no JSON, a line nested too deeply a ValueError, never a traceback)."""
-    if _LONG_NUMBER.search(line):
+    if _long_number().search(line):
         try:  # exact integers; orjson would make them floats
             return json.loads(line, parse_constant=_no_constant)
         except RecursionError:
@@ -178,7 +181,7 @@ def _no_constant(name: str) -> Any:
 
 def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
-    rows = keeper(args, reads_only=True, agents=True).threads(
+    rows = reader(args).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
         progress=import_progress())
     if args.json:
@@ -194,7 +197,7 @@ def show_thread(args: argparse.Namespace) -> int:
     """A thread's sessions and its restored state (checked where it last ran)."""
     from ..render import clean, report_text
 
-    k = keeper(args, reads_only=True, agents=True)
+    k = reader(args)
     k.import_agents(import_progress())
     rows = k.thread_sessions(args.thread)
     report = k.check_resume(args.thread, workspace=rows[-1].cwd or os.getcwd())

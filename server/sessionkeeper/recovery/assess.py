@@ -13,8 +13,8 @@ from .comparison import BLOCKING_KINDS, verdict_of
 from .findings import Difference, Findings, Invalidation, Workspace
 from .replay import Replayed
 from .report import CHOICES, Report
+from .status import status_summary
 from .subsystems.worktree import Worktree
-from .summary import status_summary
 
 BASELINE_KINDS = frozenset({"cwd_missing", "other_repository", "relocated", "branch", "head",
                             "baseline_unreadable", "git_refused"})

@@ -1,75 +1,25 @@
-"""Short summaries of threads: what a status bar, a listing and the index show.
+"""Short summaries of threads: what a listing and a picker show.
 
-`status_summary` is computed from a folded state and stored in snapshots (so the index can list a
-thread without reading its log); `thread_summary` turns an index row into a ThreadSummary.
+`thread_summary` turns an index row (with the status summary its snapshot stored, `status`) into
+a ThreadSummary, with an estimate of what a resume would say.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..events import GitBaseline, Record, RepoIdentity
+from ..events import GitBaseline, RepoIdentity
 from ..store.index import NATIVE, ThreadRow
 
-if TYPE_CHECKING:  # a listing needs no subsystem: they are imported where a state is summed up
+if TYPE_CHECKING:
     from .findings import Difference
-    from .state import SessionState
+    from .status import StatusSummary
 
 ResumeState = Literal["ok", "drift", "blocked"]
 BaselineSource = Literal["hook", "log"]
 """Where an agent thread's recorded baseline comes from: `hook` — Session Keeper's hook journal
 (exact, with the commit SHA) — or `log` — reconstructed from the agent's own log."""
-
-
-class StatusSummary(TypedDict):
-    """What a status bar shows of a session's state (also stored in snapshots and the index)."""
-
-    title: str | None
-    branch: str | None
-    head: str | None
-    todos: dict[str, int]
-    tests: dict[str, int] | None
-    cost_usd: float
-    model: str | None
-    origin: str | None
-    """The recorded repository's origin URL (redacted): what tells it in a clone without root
-    commits (a shallow one), for a listing's estimate."""
-
-
-def status_summary(state: SessionState, meta: Record) -> StatusSummary:
-    """Title, branch, todos done/total, tests passed/total, cost and model of a state."""
-    from .subsystems.cost import CostState
-    from .subsystems.model import ModelState
-    from .subsystems.todos import Todos
-    from .subsystems.verifier import VerifierState
-    from .subsystems.worktree import Worktree
-
-    todos = state.get(Todos).summary()
-    tests = state.get(VerifierState).summary().get("tests")
-    baseline = _mapping(state.get(Worktree).snapshot().get("baseline") or meta.get("baseline"))
-    return {
-        "title": meta.get("title"),
-        "branch": _text(baseline.get("branch")),
-        "head": _text(baseline.get("head")),
-        "todos": {"done": todos["done"], "total": todos["total"]},
-        "tests": {"passed": tests["passed"], "total": tests["total"]}
-        if tests and tests.get("total") is not None else None,
-        "cost_usd": state.get(CostState).totals()["usd"],
-        "model": state.get(ModelState).summary().get("effective"),
-        "origin": _text(_mapping(baseline.get("identity")).get("remote_url")),
-    }
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    """`value` if it is an object, else {}: a crafted state's other shapes sum up to nothing
-    (the resume check reports them)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: object) -> str | None:
-    """`value` if it is a string, else None (as for `_mapping`)."""
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,6 @@ replay from a snapshot and a replay of every record reach the same state.
 
 from __future__ import annotations
 
-import base64
 import copy
 import hashlib
 import sys
@@ -83,6 +82,8 @@ class Archive:
     def state(self) -> dict[str, Any]:
         """The snapshot's form: the sorted fingerprints as base64 of little-endian uint64s."""
         if self._encoded is None:
+            import base64
+
             packed = array("Q", sorted(self._set().elements()))
             if sys.byteorder == "big":  # pragma: no cover - the stored form is little-endian
                 packed.byteswap()
@@ -92,6 +93,8 @@ class Archive:
 
     def _set(self) -> Counter[int]:
         if self._ids is None:
+            import base64
+
             packed = array("Q", base64.b64decode(self._encoded or ""))
             if sys.byteorder == "big":  # pragma: no cover
                 packed.byteswap()
