@@ -108,11 +108,21 @@ class Session(OperationCalls):
         return self._record(events, durability=durability, own=False)
 
     def record_file(self, path: str, *, content: bytes | None = None, author: str = "agent",
-                    seen: bool = False, durability: Durability | None = None) -> Ack:
-        """Record a file version: `content`, else the file now; `seen`: its content before a change."""
+                    seen: bool = False, durability: Durability | None = None,
+                    built: bool = False) -> Ack:
+        """Record a file version: `content`, else the file now; `seen`: its content before a change
+        (`built`: `author` is one of the schema's, as `record_built` takes it)."""
         event: Record = {"type": "file_change", "path": path, "author": "external" if seen else author,
                          **({"change": "seen"} if seen else {})}
-        return self._record([event], durability=durability, own=False, content=content)[0]
+        return self._record([event], durability=durability, own=False, content=content,
+                            built=built)[0]
+
+    def record_built(self, events: list[Record | Event], *,
+                     durability: Durability | None = None) -> list[Ack]:
+        """Append events Session Keeper built itself from checked values (a tool hook's record of
+        the agent's call): completed, checked against the thread and redacted like any, but not
+        validated by pydantic, whose start a hook cannot wait for; tests hold them to the schema."""
+        return self._record(events, durability=durability, own=False, built=True)
 
     def record_own(self, events: list[Record | Event], *,
                    durability: Durability | None = Durability.DURABLE) -> list[Ack]:

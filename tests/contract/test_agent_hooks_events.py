@@ -401,3 +401,50 @@ def test_files_the_hooks_recorded_can_be_diffed_and_rewound(agent: str, repo: Pa
     outcome = report.outcome("payment.py")
     assert outcome is not None and outcome.status == "written", outcome
     assert (repo / "payment.py").read_text() == texts[0]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_record_the_tool_hooks_build_is_valid_against_the_schema(agent: str, repo: Path,
+                                                                      store_dir: Path) -> None:
+    """Fixture: `repo`; every kind of tool call the hooks record without pydantic (Session.
+    record_built): an Edit of a file changed before it (its `seen` version), a Write, a shell
+    call that changes files, commits and moves HEAD (a new baseline), a TodoWrite / update_plan,
+    a failed call and a large result (kept as its digest). Each record is then validated."""
+    from sessionkeeper.validate import validate_event
+
+    _started(agent, repo, store_dir)
+    (repo / "payment.py").write_text("def charge(amount):\n    return amount  # user\n")
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "payment.py")},
+            "tool_use_id": "toolu_e1", "tool_response": {"ok": True, "n": [1, 2.5, None]}}
+    call(agent, "PreToolUse", repo, store_dir, **edit)
+    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
+    call(agent, "PostToolUse", repo, store_dir, **edit)
+    write = {"tool_name": "Write", "tool_input": {"file_path": str(repo / "notes.md")},
+             "tool_use_id": "toolu_w1", "tool_response": "x" * 10_000}
+    call(agent, "PreToolUse", repo, store_dir, **write)
+    (repo / "notes.md").write_text("notes\n")
+    call(agent, "PostToolUse", repo, store_dir, **write)
+    shell = {"tool_name": "Bash", "tool_input": {"command": "git commit -am x"},
+             "tool_use_id": "toolu_b1", "tool_response": ""}
+    call(agent, "PreToolUse", repo, store_dir, **shell)
+    (repo / "test_payment.py").write_text("def test(): pass\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "by the agent")
+    call(agent, "PostToolUse", repo, store_dir, **shell)
+    plan = ({"todos": [{"content": "round", "status": "completed", "id": "a"},
+                       {"content": "test", "status": "in_progress"}]} if agent == "claude"
+            else {"plan": [{"step": "round", "status": "completed"}]})
+    call(agent, "PostToolUse", repo, store_dir, tool_use_id="toolu_t1",
+         tool_name="TodoWrite" if agent == "claude" else "update_plan", tool_input=plan)
+    if agent == "claude":
+        failing = {"tool_name": "Bash", "tool_input": {"command": "exit 3"},
+                   "tool_use_id": "toolu_f1"}
+        call(agent, "PreToolUse", repo, store_dir, **failing)
+        call(agent, "PostToolUseFailure", repo, store_dir, **failing, error="Exit code 3")
+    written = records(store_dir, agent)
+    kinds = {r["type"] for r in written}
+    assert {"operation", "file_change", "todo", "baseline"} <= kinds, kinds
+    changes = {(r["path"], r.get("change")) for r in written if r["type"] == "file_change"}
+    assert ("payment.py", "seen") in changes and ("notes.md", "create") in changes
+    for record in written:
+        validate_event({k: v for k, v in record.items() if k not in ("seq", "ts", "crc")})

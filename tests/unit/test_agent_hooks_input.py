@@ -61,6 +61,11 @@ def test_the_stdin_each_agent_sends_is_parsed_with_its_event_fields(tmp_path: Pa
      b'"tool_use_id": "a/b"}' % SID.encode(), "tool_use_id 'a/b'"),
     ("claude", "UserPromptSubmit", b'{"session_id": "%s", "cwd": "/tmp", '
      b'"hook_event_name": "Stop"}' % SID.encode(), "is not the event 'UserPromptSubmit'"),
+    ("claude", "PreToolUse", b'{"session_id": "%s", "cwd": "/tmp", "tool_name": "Bash", '
+     b'"tool_use_id": "t1", "tool_input": {"n": NaN}}' % SID.encode(), "NaN is not a JSON value"),
+    ("codex", "PostToolUse", b'{"session_id": "%s", "cwd": "/tmp", "tool_name": "Bash", '
+     b'"tool_use_id": "t1", "tool_response": -Infinity}' % SID.encode(),
+     "-Infinity is not a JSON value"),
 ])
 def test_bad_stdin_is_refused_with_a_message_naming_what_is_wrong(agent: str, event: str,
                                                                   raw: bytes, says: str) -> None:

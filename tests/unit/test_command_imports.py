@@ -129,3 +129,44 @@ def test_a_clean_start_builds_only_meta_and_lifecycle_records(repo: Path, store_
     assert {"sessionkeeper.schema.thread", "sessionkeeper.schema.values"} <= modules
     assert modules & {"sessionkeeper.schema.course", "sessionkeeper.schema.work",
                       "sessionkeeper.schema.frameworks", "sessionkeeper.recovery.summary"} == set()
+
+
+HOOK_PROBE = """
+import io, json, sys
+from contextlib import redirect_stdout
+from sessionkeeper.cli import main
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv.pop().encode()))
+with redirect_stdout(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("tool", ["Write", "Bash", "TodoWrite"])
+def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path,
+                                                     tool: str) -> None:
+    """Fixture: `repo`, a Claude Code session started by its hook; then a Pre- and PostToolUse
+    of each kind of tool, each a fresh process (what the agent waits for on every call)."""
+    from tests.unit._hooks import SID, call, payload, records
+
+    call("claude", "SessionStart", repo, store_dir, source="startup")
+    tool_input = {"Write": {"file_path": str(repo / "n.md"), "content": "x"},
+                  "Bash": {"command": "true"},
+                  "TodoWrite": {"todos": [{"content": "a", "status": "completed"}]}}[tool]
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for event in ("PreToolUse", "PostToolUse"):
+        if event == "PostToolUse" and tool == "Write":
+            (repo / "n.md").write_text("x")
+        stdin = json.dumps(payload("claude", event, repo, tool_name=tool, tool_input=tool_input,
+                                   tool_use_id="toolu_1", tool_response={}))
+        done = subprocess.run([sys.executable, "-c", HOOK_PROBE, "hook", "--store",
+                               str(store_dir), "claude", event, stdin], env=env,
+                              capture_output=True, text=True, check=True)
+        out = json.loads(done.stdout.splitlines()[-1])
+        assert out["code"] == 0
+        assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
+    kinds = [r["type"] for r in records(store_dir, "claude", SID)]
+    assert kinds.count("operation") == 2

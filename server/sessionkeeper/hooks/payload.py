@@ -102,6 +102,11 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def _not_json(name: str) -> None:
+    """Python's json reads NaN and Infinity, which are not JSON (nor recordable): refuse them."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse(agent: str, event: str, raw: bytes) -> HookInput:
     """The HookInput of one call of `agent`'s `event` hook with `raw` on stdin."""
     if agent not in AGENTS:
@@ -113,7 +118,7 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
     if not raw.strip():
         raise HookInputInvalid("stdin is empty: expected the hook's JSON object")
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_not_json)
     except (ValueError, RecursionError) as exc:
         raise HookInputInvalid(f"stdin is not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):

@@ -9,7 +9,9 @@
                   shell call, every file that differs from the last version the session knows;
                   the todo list of a TodoWrite / update_plan; a new baseline when HEAD moved
 
-Invariants: arguments are digested whole and kept only when small (redacted like every record);
+Every record here is built from checked values (strings made str, the schema's own statuses)
+and appended with `Session.record_built`: no pydantic in a tool hook. Invariants: arguments are
+digested whole and kept only when small (redacted like every record);
 a path outside the session's workspace is never read; one file that cannot be recorded never
 keeps the others (or the operation) from being recorded.
 """
@@ -109,7 +111,7 @@ def _record_files(journal: Session, paths: list[str], *, seen: bool) -> None:
         if seen and now is None:  # nothing there before the call: the file will be created
             continue
         try:
-            journal.record_file(rel, seen=seen)
+            journal.record_file(rel, seen=seen, built=True)
         except InvalidEvent as exc:  # one file never keeps the others from being recorded
             log.warning("file %s not recorded: %s", rel, exc)
 
@@ -171,7 +173,7 @@ def record_tool(journal: Session, hook: HookInput) -> None:
                          "status": "started", "args_digest": args_digest(args)}
         if _small(args):
             event["args"] = args
-        journal.record(event, durability=Durability.DURABLE)
+        journal.record_built([event], durability=Durability.DURABLE)
         return
     failed = hook.event == "PostToolUseFailure"
     result = {"error": hook.error} if failed else hook.tool_response
@@ -182,12 +184,12 @@ def record_tool(journal: Session, hook: HookInput) -> None:
         done["result"] = result
     elif result is not None:
         done["data"] = {"result_digest": args_digest(result)}
-    journal.record(done, durability=Durability.DURABLE)
+    journal.record_built([done], durability=Durability.DURABLE)
     if tool in SHELL_TOOLS:
         edited = list(dict.fromkeys([*edited, *_shell_changes(journal)]))
     _record_files(journal, edited, seen=False)
     if tool in TODO_TOOLS and not failed and (todo := _todos(hook)) is not None:
-        journal.record(todo)
+        journal.record_built([todo])
     if tool in SHELL_TOOLS and _head_moved(journal, hook.cwd):
         refresh_baseline(journal, hook.cwd)
 
@@ -199,4 +201,4 @@ def refresh_baseline(journal: Session, cwd: str) -> None:
 
     now = capture(cwd) if os.path.isdir(cwd) else None
     if now is not None:
-        journal.record({"type": "baseline", **plain(now)})
+        journal.record_built([{"type": "baseline", **plain(now)}])
