@@ -7,12 +7,13 @@ written, strictly (no coercion, no unknown fields).
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from .errors import InvalidEvent
-from .events import SCHEMA_VERSION, STRICT, own_body
+from .events import SCHEMA_VERSION, STRICT, own_body, plain
 from .schema import (
     Baseline,
     Compacted,
@@ -59,11 +60,33 @@ def _reason(exc: ValidationError) -> str:
 def event_body(raw: dict[str, Any] | Event) -> bytes:
     """Validate an event and return its JSON body without `seq`/`ts` (the recorder adds those)."""
     body = own_body(raw)  # a record dataclass is made plain there
+    if b"null" in body:  # orjson writes NaN and the infinities as null: look only then
+        where = non_finite(plain(raw))
+        if where is not None:
+            raise InvalidEvent(f"{where}: NaN and infinities are not JSON numbers; a value "
+                               f"written as null would not be the value recorded")
     try:
         _CHECK_JSON(body)
     except ValidationError as exc:
         raise InvalidEvent(_reason(exc)) from None
     return body
+
+
+def non_finite(value: Any, where: str = "event") -> str | None:
+    """Where in `value` a float is NaN or infinite (`args.w[0]`), None when nowhere."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = non_finite(item, str(key) if where == "event" else f"{where}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for number, item in enumerate(value):
+            found = non_finite(item, f"{where}[{number}]")
+            if found is not None:
+                return found
+    return None
 
 
 def validate_event(raw: dict[str, Any] | Event) -> Event:

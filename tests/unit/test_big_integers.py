@@ -5,10 +5,12 @@ test_reader_integrity.py."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from sessionkeeper.api import Keeper
@@ -49,3 +51,30 @@ def test_the_cli_never_turns_a_big_integer_into_a_float(store_dir: Path, repo: P
     done = subprocess.run([*cli, "record", "--session", session], input=line,
                           capture_output=True, text=True, env=env)
     assert done.returncode == 65 and "invalid_event" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("event", "where"), [
+    ({"type": "operation", "operation_id": "op-1", "tool": "calc", "status": "started",
+      "args": {"v": 1.5, "w": [0.0, float("nan")]}}, "args.w[1]"),
+    ({"type": "operation", "operation_id": "op-1", "tool": "calc", "status": "committed",
+      "result": float("inf")}, "result"),
+    ({"type": "message", "role": "user", "text": "x", "data": {"t": -float("inf")}}, "data.t"),
+    ({"type": "cost", "model": "m", "input_tokens": 1, "output_tokens": 1,
+      "usd": float("nan")}, "usd"),
+])
+def test_recording_nan_or_an_infinity_is_an_invalid_event_naming_where(store_dir: Path,
+                                                                      repo: Path, event,
+                                                                      where) -> None:
+    """Fixture: a fresh session; events holding NaN or an infinity (orjson would write null)."""
+    session = Keeper(store_dir).start(repo)
+    try:
+        with pytest.raises(InvalidEvent, match=rf"^{re.escape(where)}: NaN and infinities"):
+            session.record(event)
+        assert session.record({"type": "message", "role": "user", "text": "still fine",
+                               "data": {"none": None, "f": 0.5}}).seq > 0
+    finally:
+        session.close()
+    lines = [orjson.loads(line) for line in Path(session.path).read_bytes().splitlines()]
+    written = [r for r in lines if r["type"] == event["type"]]
+    assert written == [] if event["type"] != "message" else [r["text"] for r in written] == [
+        "still fine"]
