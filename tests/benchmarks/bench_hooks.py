@@ -9,7 +9,8 @@ Run as a script (pytest does not collect bench_*.py):
 The session is started by the real start hook and has three files edited through Edit hooks;
 then every round runs, in turn: the floor, git status, the resume hook (the digest proves ok:
 the path every in-place resume takes), and — for the record — the resume hook with the digest
-removed (the full recovery check, which also writes the resume into the journal). Rounds
+removed (the full recovery check, which also writes the resume into the journal), and the
+Pre- and PostToolUse hooks of an Edit (what the agent waits for on every tool call). Rounds
 alternate so machine noise hits all alike. Prints medians and best times, and the ratio of the
 resume hook to git status (target <= 1.5x).
 """
@@ -69,6 +70,14 @@ def prepare(repo: Path, store: Path) -> bytes:
     return json.dumps({**base, "hook_event_name": "SessionStart", "source": "resume"}).encode()
 
 
+def tool_call(repo: Path, event: str, number: int) -> bytes:
+    """The stdin of round `number`'s Edit call (its own tool_use_id)."""
+    return json.dumps({"session_id": SID, "cwd": str(repo), "transcript_path": "/nowhere.jsonl",
+                       "hook_event_name": event, "tool_name": "Edit", "tool_response": {},
+                       "tool_input": {"file_path": str(repo / "d00" / "s0" / "f0.txt")},
+                       "tool_use_id": f"toolu_bench{number}"}).encode()
+
+
 def timed(args: list[str], *, cwd: Path, stdin: bytes | None = None) -> tuple[float, bytes]:
     """Seconds from spawn to exit, and stdout."""
     started = time.perf_counter()
@@ -102,6 +111,10 @@ def main() -> int:
                                           "SessionStart"], resume),
             "  same, full check (no digest)": ([SK, "hook", "--store", str(store), "claude",
                                                 "SessionStart"], resume),
+            "hook PreToolUse (an Edit)": ([SK, "hook", "--store", str(store), "claude",
+                                           "PreToolUse"], None),
+            "hook PostToolUse (the Edit)": ([SK, "hook", "--store", str(store), "claude",
+                                             "PostToolUse"], None),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         for round_ in range(opts.runs + 1):  # round 0 warms the page cache and git's index
@@ -110,8 +123,12 @@ def main() -> int:
                 if full:
                     digest.unlink()  # the full check leaves a fresh one behind
                 before = _sizes(journals)
+                if "ToolUse" in name:  # a new call each round (a repeated id is a re-delivery)
+                    stdin = tool_call(repo, name.split()[1], round_)
                 elapsed, out = timed(args, cwd=repo, stdin=stdin)
-                if stdin is not None:
+                if "ToolUse" in name:
+                    assert _sizes(journals) != before, out  # the operation was recorded
+                elif stdin is not None:
                     assert b"nothing changed since it last ran" in out, (name, out.decode())
                     assert (_sizes(journals) != before) is full  # the fast check writes nothing
                 if round_:
@@ -122,6 +139,9 @@ def main() -> int:
         med = {name: statistics.median(values) for name, values in times.items()}
         ratio = med["hook SessionStart resume"] / med["git status --porcelain"]
         floor = med["hook SessionStart resume"] / med["python -c pass (floor)"]
+        tools = max(med["hook PreToolUse (an Edit)"], med["hook PostToolUse (the Edit)"])
+        print(f"tool hooks / python start: {tools / med['python -c pass (floor)']:.2f}x (info: "
+              f"every tool call of the agent waits for both)")
         print(f"resume hook / git status: {ratio:.2f}x (target <= 1.5x: "
               f"{'met' if ratio <= 1.5 else 'MISSED'}); resume hook / python start: {floor:.2f}x; "
               f"full check / git status: "
