@@ -59,6 +59,21 @@ def test_the_first_listing_imports_no_record_schema_nor_shutil(repo: Path, store
     assert "shutil" not in modules  # only archiving moves rollouts
 
 
+
+def test_the_first_listing_without_hooks_loads_no_hook_lifecycle(repo: Path, store_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    """Fixtures: `repo`, `store_dir` with one thread started in `repo`; options naming no hooks:
+    the Keeper gets no registry (its empty one is made when a session first runs hooks)."""
+    from sessionkeeper.api import Keeper
+
+    Keeper(store_dir).start(repo, title="listed").close()
+    home = tmp_path / "home"
+    home.mkdir()
+    listed, modules = _listing_modules(store_dir, repo, home)
+    assert listed == 1
+    assert "sessionkeeper.recovery.summary" in modules  # the probe did list with estimates
+    assert "sessionkeeper.recovery.lifecycle" not in modules
+
 async def test_a_session_started_after_a_listing_records_the_servers_client(
         repo: Path, store_dir: Path) -> None:
     """Fixtures: `repo`, `store_dir`; an in-process server for editor "vscode"."""
