@@ -4,7 +4,8 @@ Owns the per-workspace baseline cache of a long-lived process (the language serv
 is used only while the files that move with HEAD (`.git/HEAD`, the branch's ref, packed-refs)
 are unchanged (stat: mtime, size, inode), and for at most `ttl` seconds; `invalidate` drops
 entries at once (the workspace watcher calls it). A listing never reads a rollout, and its
-baselines are an estimate's: root commits, branch and HEAD, without the origin URL (two git calls).
+baselines are an estimate's: root commits, branch and HEAD, without the origin URL (two git calls,
+run side by side when no entry knows the root commits).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitRefused
-from .recovery.baseline import capture, from_head, head_of
+from .recovery.baseline import capture, from_head, head_of, identity_started
 
 if TYPE_CHECKING:
     from .events import GitBaseline
@@ -62,16 +63,19 @@ class BaselineCache:
             entry = self._entries.get(root)
         if entry is not None and now - entry[0] < self.ttl and _stamp(entry[1]) == entry[2]:
             return entry[3]
+        known = entry[3] if entry is not None else None
+        early = identity_started(root, remote=False) if known is None else None
         try:
             head = head_of(root)
         except GitRefused:
             head = None
         if head is None:  # outside git, refused, unborn: asked step by step, never cached
+            if early is not None:
+                early.wait()
             return workspace_baseline(root)
         files = head.files()
         stamp = _stamp(files)
-        baseline = from_head(head, known=entry[3] if entry is not None else None,
-                             remote=False)
+        baseline = from_head(head, known=known, remote=False, early=early)
         with self._lock:
             self._entries[root] = (now, files, stamp, baseline)
         return baseline
