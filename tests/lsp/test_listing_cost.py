@@ -74,6 +74,7 @@ def test_the_first_listing_without_hooks_loads_no_hook_lifecycle(repo: Path, sto
     assert "sessionkeeper.recovery.summary" in modules  # the probe did list with estimates
     assert "sessionkeeper.recovery.lifecycle" not in modules
 
+
 async def test_a_session_started_after_a_listing_records_the_servers_client(
         repo: Path, store_dir: Path) -> None:
     """Fixtures: `repo`, `store_dir`; an in-process server for editor "vscode"."""
@@ -136,6 +137,34 @@ async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
     for result in results:
         assert repr(unstructure(result)) == repr(dataclasses.asdict(result))
 
+
+
+def test_a_dataclass_holding_more_than_its_fields_or_out_of_order_converts_as_asdict_does() -> None:
+    """No fixture: a ThreadSummary as thread_summary makes it (its __dict__ is its fields, in
+    order: copied at once), one with an attribute set beside its fields, one filled in reverse
+    order, and a slotted dataclass (no __dict__)."""
+    import dataclasses
+
+    from sessionkeeper.lsp.rpc import unstructure
+    from sessionkeeper.recovery.summary import Progress, ThreadSummary, thread_summary
+    from sessionkeeper.store.index import ThreadRow
+
+    made = thread_summary(ThreadRow(thread_id="t1", summary={"todos": {"done": 1, "total": 3}}),
+                          estimate=("drift", "branch a → b"))
+    extra = ThreadSummary(thread_id="t2", todos=Progress(done=0, total=1))
+    object.__setattr__(extra, "cached", "not a field")
+    reverse = object.__new__(ThreadSummary)
+    reverse.__dict__.update(reversed(list(vars(ThreadSummary(thread_id="t3")).items())))
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        inner: Progress
+        name: str = "s"
+
+    for value in (made, extra, reverse, Slotted(inner=Progress(done=2, total=2))):
+        converted = unstructure(value)
+        assert repr(converted) == repr(dataclasses.asdict(value))
+        assert list(converted) == [f.name for f in dataclasses.fields(value)]
 
 def test_a_converted_result_is_sent_as_it_is_and_an_lsp_result_is_still_converted() -> None:
     """Fixture: the server's message converter; a ListResult converted by `unstructure`, and
