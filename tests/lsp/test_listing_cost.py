@@ -75,6 +75,34 @@ def test_the_first_listing_without_hooks_loads_no_hook_lifecycle(repo: Path, sto
     assert "sessionkeeper.recovery.lifecycle" not in modules
 
 
+async def test_the_first_listing_starts_the_workspaces_git_look_up_before_making_the_keeper(
+        repo: Path, store_dir: Path, monkeypatch: Any) -> None:
+    """Fixtures: `repo`, `store_dir` with one thread started in `repo`; an in-process server
+    listing twice: the first listing asks its baseline cache for the workspace ahead while no
+    Keeper exists yet, the second asks nothing ahead; both estimate the thread ok."""
+    from sessionkeeper.api import Keeper
+    from sessionkeeper.listing import BaselineCache
+
+    Keeper(store_dir).start(repo, title="listed").close()
+    ls = SessionKeeperServer(store=str(store_dir))
+    ls.workspace_root, ls.options = os.path.realpath(repo), ServerOptions(watch=False)
+    asked: list[tuple[str, bool]] = []
+    real = BaselineCache.get_soon
+
+    def get_soon(cache: BaselineCache, root: str) -> None:
+        asked.append((root, ls._keeper is None))
+        real(cache, root)
+
+    monkeypatch.setattr(BaselineCache, "get_soon", get_soon)
+    try:
+        first = await dispatch(ls, "session/list", {})
+        second = await dispatch(ls, "session/list", {})
+        assert ls.keeper.baselines is ls.baselines
+    finally:
+        ls.close_all()
+    assert asked == [(os.path.realpath(repo), True)]
+    assert [t["state"] for t in first["threads"]] == [t["state"] for t in second["threads"]] == ["ok"]
+
 async def test_a_session_started_after_a_listing_records_the_servers_client(
         repo: Path, store_dir: Path) -> None:
     """Fixtures: `repo`, `store_dir`; an in-process server for editor "vscode"."""
