@@ -3,8 +3,10 @@
 Owns the per-workspace baseline cache of a long-lived process (the language server): an entry
 is used only while the files that move with HEAD (`.git/HEAD`, the branch's ref, packed-refs)
 are unchanged (stat: mtime, size, inode), and for at most `ttl` seconds; `invalidate` drops
-entries at once (the workspace watcher calls it). A listing never reads a rollout, and its
-baselines are an estimate's: root commits, branch and HEAD, without the origin URL (two git calls).
+entries at once (the workspace watcher calls it). A capture can start ahead, on a thread of its
+own (`get_soon`: the server's first listing, while its Keeper is being made). A listing never
+reads a rollout, and its baselines are an estimate's: root commits, branch and HEAD, without the
+origin URL (two git calls, run side by side when no entry knows the root commits).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitRefused
-from .recovery.baseline import capture, from_head, head_of
+from .recovery.baseline import capture, from_head, head_of, identity_started
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from .events import GitBaseline
     from .recovery.summary import BaselineSource, ResumeState, ThreadSummary
     from .store.index import ThreadRow
@@ -48,41 +52,87 @@ def workspace_baseline(root: str) -> GitBaseline | None:
 
 
 class BaselineCache:
-    """Baselines of workspaces, reused while HEAD's files are unchanged (at most `ttl` s)."""
+    """Baselines of workspaces, reused while HEAD's files are unchanged (at most `ttl` s); a
+    capture started ahead (`get_soon`) is waited for by the `get` that needs it."""
 
     def __init__(self, *, ttl: float = 5.0) -> None:
         self.ttl = ttl
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[float, tuple[str, ...], Stamp, GitBaseline | None]] = {}
+        self._ahead: dict[str, Future[GitBaseline | None]] = {}
 
     def get(self, root: str) -> GitBaseline | None:
-        """The baseline of `root`: cached while valid, else captured (and cached)."""
+        """The baseline of `root`: cached while valid, else the one being captured ahead, else
+        captured (and cached)."""
         now = time.monotonic()
         with self._lock:
             entry = self._entries.get(root)
+            ahead = self._ahead.get(root)
         if entry is not None and now - entry[0] < self.ttl and _stamp(entry[1]) == entry[2]:
             return entry[3]
+        if ahead is not None:
+            return ahead.result()
+        return self._capture(root, entry, None)
+
+    def get_soon(self, root: str) -> None:
+        """Start capturing `root`'s baseline on a thread of its own, unless a valid entry or a
+        capture ahead has it: git then runs while the caller does other work."""
+        now = time.monotonic()
+        with self._lock:
+            entry = self._entries.get(root)
+            if root in self._ahead or (entry is not None and now - entry[0] < self.ttl
+                                       and _stamp(entry[1]) == entry[2]):
+                return
+            from concurrent.futures import Future  # here: it loads logging (a CLI listing need not)
+
+            future: Future[GitBaseline | None] = Future()
+            self._ahead[root] = future
+
+        def capture() -> None:
+            try:
+                future.set_result(self._capture(root, entry, future))
+            except BaseException as exc:  # noqa: BLE001 - the get waiting for it raises it
+                future.set_exception(exc)
+            finally:
+                with self._lock:
+                    if self._ahead.get(root) is future:
+                        del self._ahead[root]
+
+        threading.Thread(target=capture, name="sessionkeeper-baseline", daemon=True).start()
+
+    def _capture(self, root: str, entry: tuple[float, tuple[str, ...], Stamp,
+                                               GitBaseline | None] | None,
+                 ahead: Future[GitBaseline | None] | None) -> GitBaseline | None:
+        """Capture `root`'s baseline and cache it (a capture ahead: unless forgotten meanwhile)."""
+        now = time.monotonic()
+        known = entry[3] if entry is not None else None
+        early = identity_started(root, remote=False) if known is None else None
         try:
             head = head_of(root)
         except GitRefused:
             head = None
         if head is None:  # outside git, refused, unborn: asked step by step, never cached
+            if early is not None:
+                early.wait()
             return workspace_baseline(root)
         files = head.files()
         stamp = _stamp(files)
-        baseline = from_head(head, known=entry[3] if entry is not None else None,
-                             remote=False)
+        baseline = from_head(head, known=known, remote=False, early=early)
         with self._lock:
-            self._entries[root] = (now, files, stamp, baseline)
+            if ahead is None or self._ahead.get(root) is ahead:
+                self._entries[root] = (now, files, stamp, baseline)
         return baseline
 
     def invalidate(self, root: str | None = None) -> None:
-        """Forget one workspace's baseline (or every one)."""
+        """Forget one workspace's baseline (or every one), and a capture ahead of it: its answer
+        is not kept, and the next `get` captures again."""
         with self._lock:
             if root is None:
                 self._entries.clear()
+                self._ahead.clear()
             else:
                 self._entries.pop(root, None)
+                self._ahead.pop(root, None)
 
 
 def summaries(rows: list[ThreadRow], *, workspace: str | None, baseline: GitBaseline | None,

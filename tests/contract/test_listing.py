@@ -231,3 +231,31 @@ def test_a_listing_estimates_every_row_as_if_it_were_alone(rows, current):
     estimates alike rows once) gives each row the estimate of that row alone."""
     listed = summaries(rows, workspace="/ws", baseline=current)
     assert [(s.state, s.state_reason) for s in listed] == [estimate_state(r, current) for r in rows]
+
+
+_live = st.one_of(st.none(), st.fixed_dictionaries({}, optional={
+    "title": st.sampled_from([None, "live"]), "branch": _maybe, "model": st.sampled_from([None, "m"]),
+    "cost_usd": st.sampled_from([None, 0.5]), "todos": st.sampled_from([None, {"done": 1, "total": 2}]),
+    "tests": st.sampled_from([None, {"passed": 3, "total": 4}, {"total": None}])}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(row=_row, live=_live, estimate=st.sampled_from([None, ("ok", None), ("drift", "branch x → y")]),
+       current=st.booleans(), baseline=st.sampled_from([None, "hook", "log"]))
+def test_a_thread_summary_is_the_value_its_dataclass_would_make(row, live, estimate, current,
+                                                                 baseline):
+    """Generated: index rows (with and without a live summary, an estimate, a baseline source);
+    `thread_summary` (which fills a ThreadSummary without its frozen __init__) makes a value equal
+    to, ordered and converted like, the one the dataclass's own constructor makes."""
+    from sessionkeeper.recovery.summary import ThreadSummary, thread_summary
+
+    made = thread_summary(row, live=live, estimate=estimate, current=current, baseline=baseline)
+    names = [f.name for f in dataclasses.fields(ThreadSummary)]
+    assert list(vars(made)) == names
+    rebuilt = ThreadSummary(**{name: getattr(made, name) for name in names})
+    assert made == rebuilt
+    assert repr(made) == repr(rebuilt)
+    assert dataclasses.asdict(made) == dataclasses.asdict(rebuilt)
+    summary = live or row.summary or {}
+    assert made.title == (summary.get("title") or row.title)
+    assert made.state == (estimate[0] if estimate else None) and made.current is current

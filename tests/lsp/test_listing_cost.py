@@ -59,6 +59,50 @@ def test_the_first_listing_imports_no_record_schema_nor_shutil(repo: Path, store
     assert "shutil" not in modules  # only archiving moves rollouts
 
 
+
+def test_the_first_listing_without_hooks_loads_no_hook_lifecycle(repo: Path, store_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    """Fixtures: `repo`, `store_dir` with one thread started in `repo`; options naming no hooks:
+    the Keeper gets no registry (its empty one is made when a session first runs hooks)."""
+    from sessionkeeper.api import Keeper
+
+    Keeper(store_dir).start(repo, title="listed").close()
+    home = tmp_path / "home"
+    home.mkdir()
+    listed, modules = _listing_modules(store_dir, repo, home)
+    assert listed == 1
+    assert "sessionkeeper.recovery.summary" in modules  # the probe did list with estimates
+    assert "sessionkeeper.recovery.lifecycle" not in modules
+
+
+async def test_the_first_listing_starts_the_workspaces_git_look_up_before_making_the_keeper(
+        repo: Path, store_dir: Path, monkeypatch: Any) -> None:
+    """Fixtures: `repo`, `store_dir` with one thread started in `repo`; an in-process server
+    listing twice: the first listing asks its baseline cache for the workspace ahead while no
+    Keeper exists yet, the second asks nothing ahead; both estimate the thread ok."""
+    from sessionkeeper.api import Keeper
+    from sessionkeeper.listing import BaselineCache
+
+    Keeper(store_dir).start(repo, title="listed").close()
+    ls = SessionKeeperServer(store=str(store_dir))
+    ls.workspace_root, ls.options = os.path.realpath(repo), ServerOptions(watch=False)
+    asked: list[tuple[str, bool]] = []
+    real = BaselineCache.get_soon
+
+    def get_soon(cache: BaselineCache, root: str) -> None:
+        asked.append((root, ls._keeper is None))
+        real(cache, root)
+
+    monkeypatch.setattr(BaselineCache, "get_soon", get_soon)
+    try:
+        first = await dispatch(ls, "session/list", {})
+        second = await dispatch(ls, "session/list", {})
+        assert ls.keeper.baselines is ls.baselines
+    finally:
+        ls.close_all()
+    assert asked == [(os.path.realpath(repo), True)]
+    assert [t["state"] for t in first["threads"]] == [t["state"] for t in second["threads"]] == ["ok"]
+
 async def test_a_session_started_after_a_listing_records_the_servers_client(
         repo: Path, store_dir: Path) -> None:
     """Fixtures: `repo`, `store_dir`; an in-process server for editor "vscode"."""
@@ -121,6 +165,34 @@ async def test_results_convert_to_what_dataclasses_asdict_makes_of_them(
     for result in results:
         assert repr(unstructure(result)) == repr(dataclasses.asdict(result))
 
+
+
+def test_a_dataclass_holding_more_than_its_fields_or_out_of_order_converts_as_asdict_does() -> None:
+    """No fixture: a ThreadSummary as thread_summary makes it (its __dict__ is its fields, in
+    order: copied at once), one with an attribute set beside its fields, one filled in reverse
+    order, and a slotted dataclass (no __dict__)."""
+    import dataclasses
+
+    from sessionkeeper.lsp.rpc import unstructure
+    from sessionkeeper.recovery.summary import Progress, ThreadSummary, thread_summary
+    from sessionkeeper.store.index import ThreadRow
+
+    made = thread_summary(ThreadRow(thread_id="t1", summary={"todos": {"done": 1, "total": 3}}),
+                          estimate=("drift", "branch a → b"))
+    extra = ThreadSummary(thread_id="t2", todos=Progress(done=0, total=1))
+    object.__setattr__(extra, "cached", "not a field")
+    reverse = object.__new__(ThreadSummary)
+    reverse.__dict__.update(reversed(list(vars(ThreadSummary(thread_id="t3")).items())))
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        inner: Progress
+        name: str = "s"
+
+    for value in (made, extra, reverse, Slotted(inner=Progress(done=2, total=2))):
+        converted = unstructure(value)
+        assert repr(converted) == repr(dataclasses.asdict(value))
+        assert list(converted) == [f.name for f in dataclasses.fields(value)]
 
 def test_a_converted_result_is_sent_as_it_is_and_an_lsp_result_is_still_converted() -> None:
     """Fixture: the server's message converter; a ListResult converted by `unstructure`, and

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -11,14 +11,37 @@ from sessionkeeper.recovery import gitrun
 
 
 @pytest.fixture
+def git_events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, tuple[str, ...]]]]:
+    """Every git command started and every wait for its answer, in order: ("start", args) and
+    ("answer", args) (the real git still runs; `gitrun.run` starts one and waits at once)."""
+    events: list[tuple[str, tuple[str, ...]]] = []
+    real = gitrun.started
+
+    def recorded(cwd: Any, *args: str, stdin: bytes | None = None
+                 ) -> Callable[[], gitrun.GitResult]:
+        events.append(("start", args))
+        result = real(cwd, *args, stdin=stdin)
+
+        def answer() -> gitrun.GitResult:
+            events.append(("answer", args))
+            return result()
+
+        return answer
+
+    monkeypatch.setattr(gitrun, "started", recorded)
+    yield events
+
+
+@pytest.fixture
 def git_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
     """Every git command run (the real git still runs: this only writes down the arguments)."""
     calls: list[tuple[str, ...]] = []
-    real = gitrun.run
+    real = gitrun.started
 
-    def counted(cwd: Any, *args: str, stdin: bytes | None = None) -> gitrun.GitResult:
+    def counted(cwd: Any, *args: str, stdin: bytes | None = None
+                ) -> Callable[[], gitrun.GitResult]:
         calls.append(args)
         return real(cwd, *args, stdin=stdin)
 
-    monkeypatch.setattr(gitrun, "run", counted)
+    monkeypatch.setattr(gitrun, "started", counted)
     yield calls

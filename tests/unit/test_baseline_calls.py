@@ -78,3 +78,45 @@ def test_one_call_capture_equals_the_step_by_step_capture(repo: Path, tmp_path: 
         assert fast.branch is None and fast.head
     if shape == "origin with credentials":
         assert fast.identity is not None and "secret" not in str(fast.identity.remote_url)
+
+
+def test_a_first_capture_starts_the_identitys_calls_before_it_waits_for_head(
+        repo: Path, git_events: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Fixture: `repo` with an origin, captured without a known baseline: the root commits and
+    the origin are asked beside HEAD (three git processes at once), and say what they said one
+    after the other."""
+    git(repo, "remote", "add", "origin", "https://example.invalid/r.git")
+    got = capture(repo)
+    first_answer = next(i for i, (kind, _) in enumerate(git_events) if kind == "answer")
+    assert sorted(args[0] for kind, args in git_events[:first_answer]) == [
+        "config", "rev-list", "rev-parse"]
+    assert len(git_events) == 6  # each started once, each answer waited for once
+    assert got == baseline._capture_slowly(os.fspath(repo), dirty=False)
+    assert got is not None and got.identity is not None
+    assert got.identity.remote_url == "https://example.invalid/r.git"
+
+
+def test_a_capture_outside_git_waits_for_the_calls_it_started(
+        tmp_path: Path, git_events: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Fixture: a plain directory: nothing captured, no git process left unwaited (a zombie)."""
+    assert capture(tmp_path) is None
+    started = [args for kind, args in git_events if kind == "start"]
+    answered = [args for kind, args in git_events if kind == "answer"]
+    assert sorted(started) == sorted(answered)
+
+
+def test_the_listing_cache_starts_the_root_commits_beside_head_only_when_it_knows_none(
+        repo: Path, git_events: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Fixture: `repo`; a BaselineCache asked twice with entries that expire at once: the first
+    look starts rev-list beside rev-parse, the second (HEAD unchanged) runs rev-parse only."""
+    from sessionkeeper.listing import BaselineCache
+
+    cache = BaselineCache(ttl=0)
+    first = cache.get(str(repo))
+    first_answer = next(i for i, (kind, _) in enumerate(git_events) if kind == "answer")
+    assert sorted(args[0] for _, args in git_events[:first_answer]) == ["rev-list", "rev-parse"]
+    git_events.clear()
+    again = cache.get(str(repo))
+    assert [(kind, args[0]) for kind, args in git_events] == [("start", "rev-parse"),
+                                                            ("answer", "rev-parse")]
+    assert again == first == capture(repo, remote=False)

@@ -79,9 +79,62 @@ def test_a_listing_baseline_asks_no_origin_and_estimates_as_the_full_one(
     git(repo, "remote", "add", "origin", "https://example.invalid/r.git")
     git_calls.clear()
     listed = workspace_baseline(str(repo))
-    assert [call[:1] for call in git_calls] == [("rev-parse",), ("rev-list",)]
+    assert sorted(call[:1] for call in git_calls) == [("rev-list",), ("rev-parse",)]
     full = capture(repo)
     assert listed is not None and full is not None and listed.identity is not None
     assert full.identity is not None and full.identity.remote_url == "https://example.invalid/r.git"
     assert listed.identity.remote_url is None
     assert dataclasses.replace(listed, identity=full.identity) == full
+
+
+def test_a_get_waits_for_the_capture_started_ahead_and_git_runs_once(
+        repo: Path, git_events: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Fixture: `repo`; get_soon, then get: one rev-parse and one rev-list in all, the same
+    baseline as a direct capture, cached (a second get runs no git)."""
+    cache = BaselineCache(ttl=3600)
+    cache.get_soon(str(repo))
+    got = cache.get(str(repo))
+    assert sorted(args[0] for kind, args in git_events if kind == "start") == [
+        "rev-list", "rev-parse"]
+    git_events.clear()
+    assert cache.get(str(repo)) == got
+    cache.get_soon(str(repo))  # a valid entry: nothing started
+    assert git_events == []
+    assert got == capture(repo, remote=False)
+
+
+def test_a_capture_ahead_forgotten_meanwhile_is_not_kept(
+        repo: Path, git_events: list[tuple[str, tuple[str, ...]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture: `repo`; a capture ahead held after git's HEAD look-up while the branch changes
+    and the workspace is invalidated (the watcher saw HEAD move): the next get captures again
+    rather than wait for it, and the held capture's stale answer, when it comes, is not cached."""
+    import threading
+
+    from sessionkeeper import listing
+
+    entered, release = threading.Event(), threading.Event()
+    real = listing.head_of
+
+    def held(root: str) -> object:
+        before = real(root)  # HEAD as it was, answered after the move
+        entered.set()
+        assert release.wait(10)
+        return before
+
+    monkeypatch.setattr(listing, "head_of", held)
+    cache = BaselineCache(ttl=3600)
+    cache.get_soon(str(repo))
+    assert entered.wait(10)
+    cache.invalidate(str(repo))
+    monkeypatch.setattr(listing, "head_of", real)
+    git(repo, "checkout", "-q", "-b", "moved")
+    now = cache.get(str(repo))
+    assert now is not None and now.branch == "moved"
+    release.set()
+    for thread in threading.enumerate():
+        if thread.name == "sessionkeeper-baseline":
+            thread.join(10)
+    git_events.clear()
+    assert cache.get(str(repo)) == now  # the entry of the get, not of the capture ahead
+    assert git_events == []

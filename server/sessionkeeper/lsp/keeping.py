@@ -1,10 +1,13 @@
 """The server's Keeper, built from the editor's options on first need, and the agents' roots it reads.
 
 Invariants: the Keeper is created on the domain worker, at the first request that needs it (so
-`initialize` opens no store, no index, no lock); its durability, redaction, hooks, content limits
-and agents come from the options (an unknown durability or agent is logged, reported as an option
-problem, and replaced by the default). The agents' roots are watched once first listed (when
-watching is on); a change makes the next listing import them and tells the client.
+`initialize` opens no store, no index, no lock); its durability, redaction, hooks (no registry
+made when the options name none), content limits and agents come from the options (an unknown
+durability or agent is logged, reported as an option problem, and replaced by the default). The
+first listing starts the workspace's git look-up (`look_ahead`) before it makes the Keeper: a
+thread of the baseline cache's own runs git meanwhile, and touches nothing but that cache. The
+agents' roots are watched once first listed (when watching is on); a change makes the next
+listing import them and tells the client.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .options import ServerOptions
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
+    from ..listing import BaselineCache
+    from ..recovery.lifecycle import HookRegistry
     from ..schema import ClientInfo
     from .agent_roots import RootsWatcher
 
@@ -40,6 +45,7 @@ class KeeperHost:
     agent_watcher: RootsWatcher | None
     _agents_loop: asyncio.AbstractEventLoop | None
     _keeper: Keeper | None
+    _baselines: BaselineCache | None = None
     _closed: bool
 
     if TYPE_CHECKING:  # provided by SessionKeeperServer
@@ -50,19 +56,40 @@ class KeeperHost:
         """The Keeper, created on first need (domain worker only)."""
         if self._keeper is None:
             from ..api import Keeper  # the store, the index, filelock: on first need only
-            from ..recovery.command_hooks import registry_from
 
             content: dict[str, Any] = {"allow_secret_files": self.options.allowSecretFiles}
             if self.options.contentLimitBytes is not None:
                 content["content_limit_bytes"] = self.options.contentLimitBytes
             self._keeper = Keeper(self.store_path, durability=self._durability(),
-                                  redact=self._redact(), hooks=registry_from(self.options.hooks),
+                                  redact=self._redact(), hooks=self._hooks(),
                                   client=self._client_info, agents=self._agent_sources(),
                                   **content)
+            self._keeper.baselines = self.baselines
+        return self._keeper
+
+    @property
+    def baselines(self) -> BaselineCache:
+        """The workspaces' git baselines picker pages reuse (made on first need)."""
+        if self._baselines is None:
             from ..listing import BaselineCache
 
-            self._keeper.baselines = BaselineCache()  # picker pages reuse the workspace's git
-        return self._keeper
+            self._baselines = BaselineCache()
+        return self._baselines
+
+    def look_ahead(self, workspace: str | None) -> None:
+        """Before the first listing makes the Keeper (~35 ms of imports here), start the git
+        look-up of the workspace it estimates against, to run meanwhile (domain worker only)."""
+        if self._keeper is None and workspace is not None:
+            self.baselines.get_soon(workspace)
+
+    def _hooks(self) -> HookRegistry | None:
+        """The options' command hooks; None when they name none (the Keeper then makes its empty
+        registry when a session first runs hooks: a listing loads no lifecycle)."""
+        if not self.options.hooks:
+            return None
+        from ..recovery.command_hooks import registry_from
+
+        return registry_from(self.options.hooks)
 
     def _client_info(self) -> ClientInfo:
         """Who records through this server (made when first recorded: a listing needs no schema)."""

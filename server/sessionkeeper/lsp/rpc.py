@@ -174,6 +174,13 @@ def _plain(value: Any) -> Any:
     if names is None and dataclasses.is_dataclass(kind):
         names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
     if names is not None:  # an atom field is taken as it is, without a call
+        held = getattr(value, "__dict__", None)
+        if held is not None and len(held) == len(names) and tuple(held) == names:
+            out = dict(held)  # exactly its fields, in their order: copied at once
+            for name, v in held.items():
+                if type(v) not in _ATOMS:
+                    out[name] = _plain(v)
+            return out
         return {name: v if type(v := getattr(value, name)) in _ATOMS else _plain(v)
                 for name in names}
     if kind is list:

@@ -45,6 +45,7 @@ from .protocol import ResumeResult, Status, ThreadsChanged
 from .rpc import InvalidParams, PlainJson, unstructure
 from .watch import Watcher
 from .watching import WorkspaceWatching
+from .wire import SessionKeeperProtocol
 
 if TYPE_CHECKING:  # the resume's plan and report are loaded by the first resume
     from ..api import Keeper
@@ -89,7 +90,7 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
     def __init__(self, *, store: str | None = None) -> None:
         # Documents: open/close only (which files are the user's); their edits are not needed.
         super().__init__("sessionkeeper", __version__, types.TextDocumentSyncKind.None_,
-                         converter_factory=raw_json_converter)
+                         protocol_cls=SessionKeeperProtocol, converter_factory=raw_json_converter)
         self.store_path = store
         self.workspace_root: str | None = None
         self.options = ServerOptions()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import GitRefused
@@ -46,17 +46,29 @@ def _toplevel(path: str) -> tuple[str, str] | None:
     return None
 
 
-def _root_commits(top: str, common_dir: str) -> list[str]:
-    """The commits without parents in HEAD's history, sorted. In a shallow clone the commits its
-    history is cut at (`<common dir>/shallow`) have parents, only not here: they are no root
-    commits, and the true ones may be unknown (then the identity rests on the origin URL)."""
-    roots = (gitrun.value(top, "rev-list", "--max-parents=0", "HEAD") or "").split()
+_ROOTS = ("rev-list", "--max-parents=0", "HEAD")
+_REMOTE = ("config", "--get", "remote.origin.url")
+
+
+def _root_commits(top: str, common_dir: str,
+                  started: Callable[[], gitrun.GitResult] | None = None) -> list[str]:
+    """The commits without parents in HEAD's history, sorted (`started`: that git call, already
+    running). In a shallow clone the commits its history is cut at (`<common dir>/shallow`) have
+    parents, only not here: they are no root commits, and the true ones may be unknown (then the
+    identity rests on the origin URL)."""
+    done = started() if started is not None else gitrun.run(top, *_ROOTS)
+    roots = (_value(done) or "").split()
     try:
         with open(os.path.join(common_dir, "shallow"), "rb") as handle:
             cut = set(handle.read().decode("ascii", "replace").split())
     except OSError:  # not shallow (the common case: no such file)
         return sorted(roots)
     return sorted(r for r in roots if r not in cut)
+
+
+def _value(done: gitrun.GitResult) -> str | None:
+    """The stripped output of a git query, or None when git answers no (as `gitrun.value`)."""
+    return done.text().strip() or None if done.ok else None
 
 
 def redact_url(url: str | None) -> str | None:
@@ -162,31 +174,68 @@ def capture(path: str | os.PathLike[str], *, dirty: bool = False,
     """Capture the git baseline of the repository holding `path`; None outside git or if missing.
 
     One git call for worktree, repository root, branch and HEAD; the identity (root commits,
-    origin) costs two more, unless `known` — a baseline recorded earlier — has the same HEAD
-    commit, whose history (so its root commits) is the same. `remote=False` asks no origin URL
-    (one call less: a listing's estimate compares root commits only; the identity's remote_url is
-    then None, unless there are no root commits to compare: a shallow clone). `dirty=True` adds
-    the dirty fingerprint (a status plus hashing every changed file), which no comparison reads.
+    origin) costs two more, none when `known` — a baseline recorded earlier — has the same HEAD
+    commit, whose history (so its root commits) is the same; without `known` they run beside the
+    first. `remote=False` asks no origin URL (one call less: a listing's estimate compares root
+    commits only; the identity's remote_url is then None, unless there are no root commits to
+    compare: a shallow clone). `dirty=True` adds the dirty fingerprint (a status plus hashing
+    every changed file), which no comparison reads.
     """
     where = os.fspath(path)
+    early = identity_started(where, remote=remote) if known is None else None
     head = head_of(where)
     if head is None:
+        if early is not None:
+            early.wait()
         return _capture_slowly(where, dirty=dirty)
-    return from_head(head, dirty=dirty, known=known, remote=remote)
+    return from_head(head, dirty=dirty, known=known, remote=remote, early=early)
+
+
+class IdentityCalls:
+    """The identity's git calls started early, beside `head_of`'s (each waited for when used).
+    A plain class: a NamedTuple costs ~0.3 ms to create at import, on a listing's path."""
+
+    __slots__ = ("roots", "remote")
+
+    def __init__(self, roots: Callable[[], gitrun.GitResult],
+                 remote: Callable[[], gitrun.GitResult] | None) -> None:
+        self.roots = roots
+        self.remote = remote
+
+    def wait(self) -> None:
+        """Wait for the calls (their answers unused)."""
+        self.roots()
+        if self.remote is not None:
+            self.remote()
+
+
+def identity_started(path: str, *, remote: bool) -> IdentityCalls | None:
+    """Start the identity's git calls in `path` now (root commits; the origin URL too if `remote`),
+    to run beside `head_of`'s when no known baseline could spare them; None when `path` is no
+    directory. They answer as in the repository's top: git finds it from `path` alike."""
+    if not os.path.isdir(path):
+        return None
+    return IdentityCalls(gitrun.started(path, *_ROOTS),
+                         gitrun.started(path, *_REMOTE) if remote else None)
 
 
 def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None,
-              remote: bool = True) -> GitBaseline:
-    """The baseline of a workspace whose head is known (see `capture`)."""
+              remote: bool = True, early: IdentityCalls | None = None) -> GitBaseline:
+    """The baseline of a workspace whose head is known (see `capture`; `early`: its identity's
+    calls, already started by `identity_started`)."""
     top = head.worktree
     if known is not None and known.head == head.head and known.identity is not None \
             and known.identity.root_commits:
+        if early is not None:
+            early.wait()
         identity = known.identity
     else:
-        roots = _root_commits(top, head.common_dir)
+        roots = _root_commits(top, head.common_dir, early.roots if early is not None else None)
         # without root commits (a shallow clone) the repository is known by its origin only
-        url = gitrun.value(top, "config", "--get", "remote.origin.url") \
-            if remote or not roots else None
+        if early is not None and early.remote is not None:
+            url = _value(early.remote())
+        else:
+            url = gitrun.value(top, *_REMOTE) if remote or not roots else None
         identity = RepoIdentity(root_commits=roots, remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,

@@ -61,6 +61,7 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
     progress = ImportProgress(ls, loop)
 
     def work() -> ListResult:
+        ls.look_ahead(workspace)
         try:
             ls.import_agents(progress, loop=loop)
         finally:
