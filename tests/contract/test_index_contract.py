@@ -10,9 +10,9 @@ import pytest
 
 from sessionkeeper.errors import IndexUnavailable
 from sessionkeeper.store.index import IndexBackend, ListQuery, SessionRow
+from sessionkeeper.store.index.backends import SqliteBackend
 from sessionkeeper.store.index.memory import MemoryBackend
 from sessionkeeper.store.index.rows import SUBAGENT, FileCheckpoint
-from sessionkeeper.store.index.sqlite import SqliteBackend
 
 T1, T2, T3 = ("00000000-0000-4000-8000-00000000000" + str(n) for n in (1, 2, 3))
 
@@ -168,7 +168,7 @@ def test_a_planted_symlink_in_place_of_state_db_is_refused(tmp_path: Path) -> No
 def test_a_read_only_index_answers_with_its_updates_and_never_changes_the_file(tmp_path: Path
                                                                               ) -> None:
     """Fixture: a SQLite index with two threads, opened read-only; one updated, one new."""
-    from sessionkeeper.store.index.sqlite import ReadOnlyBackend
+    from sessionkeeper.store.index.backends import ReadOnlyBackend
 
     path = tmp_path / "state.db"
     SqliteBackend(path).build([row("s1", T1, title="one"), row("s2", T2, title="two")]).close()
@@ -267,7 +267,7 @@ def test_a_rebuild_of_our_rollouts_keeps_imported_files_and_hiding_them_is_a_que
 
 def test_a_read_only_index_imports_in_memory_and_hides_what_is_gone(tmp_path: Path) -> None:
     """Fixture: a SQLite index with two imported files, opened read-only; one gone, one new."""
-    from sessionkeeper.store.index.sqlite import ReadOnlyBackend
+    from sessionkeeper.store.index.backends import ReadOnlyBackend
 
     path = tmp_path / "state.db"
     db = SqliteBackend(path).build([])

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionkeeper.store.index import Index, SessionRow, ThreadRow, threads_of
+from sessionkeeper.store.index.backends import SqliteBackend
 from sessionkeeper.store.index.memory import MemoryBackend
 from sessionkeeper.store.index.rows import SUBAGENT, lone_thread, thread_of
-from sessionkeeper.store.index.sqlite import SqliteBackend
 
 THREADS = [f"00000000-0000-4000-8000-00000000000{n}" for n in range(4)]
 TEXT = st.sampled_from([None, "", "a", "b", "é ✓", "z" * 3])

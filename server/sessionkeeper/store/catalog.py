@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import IndexBusy, IndexUnavailable, StoreDamaged, storage_error
 from .index import Index, IndexBackend, SessionRow
+from .index.backends import ReadOnlyBackend, SqliteBackend
 from .index.memory import MemoryIndex
 from .index.rows import NO_MARKS, TreeMarks
-from .index.sqlite import ReadOnlyBackend, SqliteBackend
 from .layout import Layout, parse_rollout_name
 from .tree import distrust, walk_changed
 

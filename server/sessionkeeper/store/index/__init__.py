@@ -1,7 +1,8 @@
 """The index: a derived, rebuildable cache of the rollouts, behind one small interface.
 
-`base.Index` / `base.IndexBackend` are the seam; `sqlite` is the backend in use, `memory` the
-reference one the contract suite also runs; rows are frozen values (`rows`).
+`base.Index` / `base.IndexBackend` are the seam; `sqlite` is the index in use (`backends`: where
+it lives), `memory` the reference one the contract suite also runs; rows are frozen values
+(`rows`).
 """
 
 from .base import Index, IndexBackend

@@ -2,8 +2,8 @@
 
 All SQL is parameterized; sqlite errors become IndexBusy or IndexUnavailable (`connection`, which
 also refuses a database or -wal/-shm file that is a symlink; it is then set aside with the rest).
-A live index is rebuilt in place in one transaction, so other processes keep their connections;
-only a missing or set-aside one is built in a temporary file and renamed into place.
+A live index is rebuilt in place in one transaction, so other processes keep their connections
+(a missing or set-aside one is built anew by `backends`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,6 @@ import orjson
 
 from ...errors import IndexUnavailable
 from .connection import connect, connect_read_only, unavailable
-from .memory import MemoryIndex
-from .overlay import OverlayIndex
 from .rows import (
     MAX_LIMIT,
     FileCheckpoint,
@@ -52,7 +49,7 @@ from .sql import (
     values_of,
 )
 
-_REWRITE_CACHE_KIB = 32 * 1024  # the page cache while the index is rewritten (`_page_cache`)
+_REWRITE_CACHE_KIB = 32 * 1024  # the page cache while the index is rewritten (`rewrite_cache`)
 
 
 def _refresh(db: sqlite3.Connection, threads: set[str] | None,
@@ -137,7 +134,7 @@ class SqliteIndex:
         """Replace every row of our own rollouts in one transaction (other processes see the old
         or the new index); imported agent files and their rows are kept."""
         try:
-            with self.db, _page_cache(self.db):
+            with self.db, rewrite_cache(self.db):
                 if not self.db.in_transaction:  # one transaction from the first statement on
                     self.db.execute("BEGIN IMMEDIATE")
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
@@ -146,7 +143,7 @@ class SqliteIndex:
                 self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
                 _void_tree_marks(self.db)
-                _fill(self.db, rows)
+                fill_rows(self.db, rows)
         except sqlite3.Error as exc:
             raise unavailable("index rebuild failed", exc) from exc
 
@@ -302,7 +299,7 @@ class SqliteIndex:
 
 
 @contextlib.contextmanager
-def _page_cache(db: sqlite3.Connection) -> Iterator[None]:
+def rewrite_cache(db: sqlite3.Connection) -> Iterator[None]:
     """A page cache large enough for the index of ~40k sessions while it is rewritten (SQLite's
     default 2 MB spills pages of the open transaction to the WAL and reads them back)."""
     before = db.execute("PRAGMA cache_size").fetchone()[0]
@@ -318,100 +315,10 @@ def _void_tree_marks(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def _fill(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
     """Store session rows (beside any already there), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
     db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
     _refresh(db, None, rows)
     for statement in INDEXES[1:]:  # built once, after the bulk insert
         db.execute(statement)
-
-
-class SqliteBackend:
-    """state.db at `path`."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def open(self) -> SqliteIndex:
-        """Open the existing index; IndexUnavailable when missing, a symlink, or unusable."""
-        if not self.path.exists() and not self.path.is_symlink():
-            raise IndexUnavailable("index missing")
-        return SqliteIndex(self.path)
-
-    def set_aside(self) -> None:
-        """Move state.db (with its -wal/-shm) out of the way, keeping it for inspection."""
-        stamp = int(time.time())
-        for suffix in ("", "-wal", "-shm"):
-            part = Path(f"{self.path}{suffix}")
-            with contextlib.suppress(FileNotFoundError):  # gone meanwhile: nothing to move
-                os.replace(part, part.with_name(f"{self.path.name}.corrupt-{stamp}{suffix}"))
-
-    def build(self, rows: Sequence[SessionRow]) -> SqliteIndex:
-        """Write a complete index to a temporary file, fsync it and rename it into place."""
-        path = self.path
-        tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
-        _remove_dead_builds(path)
-        for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            stale.unlink(missing_ok=True)
-        try:
-            db = connect(tmp, fast=True)
-            try:
-                db.executescript(SCHEMA)
-                db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
-                with _page_cache(db):
-                    _fill(db, rows)
-                db.commit()
-            finally:
-                db.close()
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-                side.unlink(missing_ok=True)
-            os.replace(tmp, path)
-        except BaseException as exc:  # Ctrl-C too: the temporary index never stays behind
-            tmp.unlink(missing_ok=True)
-            if isinstance(exc, (sqlite3.Error, OSError)):
-                raise unavailable("index rebuild failed", exc) from exc
-            raise
-        return SqliteIndex(path)
-
-
-def _remove_dead_builds(path: Path) -> None:
-    """Remove the temporary indexes of builds whose process is gone (killed while building)."""
-    for stale in path.parent.glob(f".{path.name}.rebuild-*"):
-        pid = stale.name.rsplit("-", 1)[-1]
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            for part in (stale, Path(f"{stale}-wal"), Path(f"{stale}-shm")):
-                part.unlink(missing_ok=True)
-        except OSError:  # alive (another user's: never ours to remove)
-            continue
-
-
-class ReadOnlyBackend:
-    """state.db read but never written: updates stay in memory, a bad index is rebuilt in memory."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def open(self) -> OverlayIndex:
-        """The existing index behind a memory overlay; IndexUnavailable when missing or unusable."""
-        if not self.path.exists() and not self.path.is_symlink():
-            raise IndexUnavailable("index missing")
-        return OverlayIndex(SqliteIndex(self.path, read_only=True))
-
-    def set_aside(self) -> None:
-        """Nothing moves: the store is not ours to change."""
-
-    def build(self, rows: Sequence[SessionRow]) -> OverlayIndex:
-        """An index held in memory only."""
-        index = OverlayIndex(MemoryIndex())
-        index.replace_all(rows)
-        return index
