@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -38,7 +38,6 @@ from typing import Any, Literal, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -58,6 +57,7 @@ from ..schema import Event
 from ..session import Session
 from ..store.blobs import BlobStore
 from ..store.index import ThreadRow
+from .graph_async import ThreadedAsync
 from .graph_ops import UnderWay, graph_threads, removal_records, restated_records
 from .graph_reads import GraphLog
 from .live import LiveThreads, framework_thread_id, keeper_of
@@ -96,7 +96,7 @@ def _keys(config: RunnableConfig) -> tuple[str, str, str | None]:
     return str(thread), ns, checkpoint_id
 
 
-class SessionKeeperSaver(BaseCheckpointSaver[str]):
+class SessionKeeperSaver(ThreadedAsync):
     """Checkpoints, pending writes and metadata of LangGraph threads, in a Session Keeper store."""
 
     def __init__(self, store: Keeper | Path | str | None = None, *,
@@ -379,25 +379,7 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
         count = int(str(current).split(".")[0]) if current is not None else 0
         return f"{count + 1:032}.{secrets.randbelow(10**16):016}"
 
-    # ---- the async API (what LangGraph's async graphs and the conformance suite call) ---------
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """`get_tuple` off the event loop."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-                    before: RunnableConfig | None = None,
-                    limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
-        """`list` off the event loop."""
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
-        for item in found:
-            yield item
-
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        """`put` off the event loop."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+    # ---- async: the rest of it is `ThreadedAsync`'s -----------------------------------------
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                           task_id: str, task_path: str = "") -> None:
@@ -408,19 +390,3 @@ class SessionKeeperSaver(BaseCheckpointSaver[str]):
             await asyncio.to_thread(self._put_writes, config, writes, task_id, task_path)
         finally:
             self._under_way.leave(sk)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """`delete_thread` off the event loop."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """`copy_thread` off the event loop."""
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """`prune` off the event loop."""
-        await asyncio.to_thread(lambda: self.prune(thread_ids, strategy=strategy))
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """`delete_for_runs` off the event loop."""
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
