@@ -296,8 +296,8 @@ _PAUSED_INSTALL = """
 import os, sys, time
 from pathlib import Path
 from sessionkeeper.cli import main
-from sessionkeeper.hooks import install
-read = install._load_json
+from sessionkeeper.hooks import config_file
+read = config_file.load_json
 def paused(path, data, **how):  # the config is read; wait here until the test says go
     out = read(path, data, **how)
     Path(sys.argv[1], "read").touch()
@@ -305,7 +305,7 @@ def paused(path, data, **how):  # the config is read; wait here until the test s
     while not Path(sys.argv[1], "go").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     return out
-install._load_json = paused
+config_file.load_json = paused
 sys.exit(main(["hooks", "install", "--agent", "codex", "--store", sys.argv[2]]))
 """
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
-import math
 import os
 import shlex
 import shutil
@@ -27,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentConfigInvalid, InvalidWorkspace
-from . import backups, codex_trust, entries, state
+from . import backups, codex_trust, config_file, entries, state
 
 _HOME = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex")}
 _DIR = {"claude": ".claude", "codex": ".codex"}
@@ -102,58 +100,6 @@ class Outcome:
         return asdict(self)
 
 
-class _Unwritable(ValueError):
-    """A value Python's json reads but cannot write back as the same JSON."""
-
-
-def _constant(name: str) -> float:
-    raise _Unwritable(f"{name}, which is not JSON")
-
-
-def _double(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _Unwritable(f"the number {text}, beyond a double (it would be written back as "
-                          "Infinity, which is not JSON)")
-    return value
-
-
-def _load_json(path: Path, data: bytes | None, *, to_write: bool = True) -> dict[str, Any]:
-    """A hooks file's object; AgentConfigInvalid when it is not one, or (`to_write`) when one of
-    its values would not be written back as the same JSON (refused before anything is written)."""
-    if data is None or not data.strip():
-        return {}
-    try:
-        parsed = (json.loads(data, parse_constant=_constant, parse_float=_double) if to_write
-                  else json.loads(data))
-    except _Unwritable as exc:
-        raise AgentConfigInvalid(f"{path} holds {exc}; left as it is") from None
-    except ValueError as exc:
-        raise AgentConfigInvalid(f"{path} is not valid JSON ({str(exc)[:80]}); left as it is") from None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("hooks", {}), dict):
-        raise AgentConfigInvalid(f"{path} does not hold a JSON object with a `hooks` object; "
-                                 "left as it is")
-    if to_write:
-        _utf8(path, parsed)
-    return parsed
-
-
-def _utf8(path: Path, config: dict[str, Any]) -> None:
-    """AgentConfigInvalid when a string holds a lone surrogate (a \\ud800 escape): not UTF-8."""
-    try:
-        json.dumps(config, ensure_ascii=False).encode()
-    except UnicodeEncodeError as exc:
-        raise AgentConfigInvalid(f"{path} holds a lone surrogate (\\u{ord(exc.object[exc.start]):04x}) "
-                                 "in a string, which cannot be written back as UTF-8 JSON; "
-                                 "left as it is") from None
-
-
-def _dump_json(config: dict[str, Any], original: bytes | None) -> bytes:
-    text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
-    newline = original is None or original.endswith(b"\n") or not original.strip()
-    return (text + ("\n" if newline else "")).encode()
-
-
 def _commands(agent: str, *, program: list[str], store: str | None) -> dict[str, str]:
     return {event: entries.command_for(agent, event, program=program, store=store)
             for event in entries.EVENTS_OF[agent]}
@@ -205,7 +151,7 @@ def _install(where: Target, *, store_root: Path, store: str | None,
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     before = backups.read(path)
-    config = _load_json(path, before)
+    config = config_file.load_json(path, before)
     odd = [e for e in entries.EVENTS_OF[where.agent]
            if config.get("hooks", {}).get(e) is not None and not isinstance(config["hooks"][e], list)]
     if odd:  # merging would replace what is there
@@ -219,7 +165,7 @@ def _install(where: Target, *, store_root: Path, store: str | None,
     if wanted != config:
         created = backups.missing_dirs(path)
         manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
-        data = _dump_json(wanted, before)  # before the backup: a refusal leaves none
+        data = config_file.dump_json(wanted, before)  # before the backup: a refusal leaves none
         manifest.keep_original(path, before)
         _write_config(path, data)
         manifest.left(path, data)
@@ -304,7 +250,7 @@ def _uninstall(where: Target, *, store_root: Path) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     now = backups.read(path)
-    config = _load_json(path, now)
+    config = config_file.load_json(path, now)
     edits: list[tuple[Path, Callable[[bytes], bytes | None]]] = [
         (path, lambda data: _strip_json(path, data, where.agent))]
     if where.trust_file is not None:
@@ -327,10 +273,10 @@ def _uninstall(where: Target, *, store_root: Path) -> Outcome:
 
 def _strip_json(path: Path, data: bytes, agent: str) -> bytes | None:
     """A hooks file without our groups (None when it holds none)."""
-    config = _load_json(path, data)
+    config = config_file.load_json(path, data)
     if not entries.ours(config, agent):
         return None
-    return _dump_json(entries.without_ours(config, agent), data)
+    return config_file.dump_json(entries.without_ours(config, agent), data)
 
 
 def _undo(file: Path, manifest: backups.Manifest,
@@ -375,7 +321,7 @@ def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     path = where.hooks_file
     notes: list[str] = []
     try:
-        config = _load_json(path, backups.read(path), to_write=False)  # as the agent reads it
+        config = config_file.load_json(path, backups.read(path), to_write=False)  # as the agent reads it
     except AgentConfigInvalid as exc:
         config, notes = {}, [str(exc)]
     mine = entries.ours(config, where.agent)
