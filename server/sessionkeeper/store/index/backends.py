@@ -29,9 +29,7 @@ class SqliteBackend:
 
     def open(self) -> SqliteIndex:
         """Open the existing index; IndexUnavailable when missing, a symlink, or unusable."""
-        if not self.path.exists() and not self.path.is_symlink():
-            raise IndexUnavailable("index missing")
-        return SqliteIndex(self.path)
+        return SqliteIndex(_existing(self.path))
 
     def set_aside(self) -> None:
         """Move state.db (with its -wal/-shm) out of the way, keeping it for inspection."""
@@ -74,6 +72,14 @@ class SqliteBackend:
         return SqliteIndex(path)
 
 
+def _existing(path: Path) -> Path:
+    """`path`, or IndexUnavailable when nothing is there (a symlink is there: `connection`
+    refuses it)."""
+    if not path.exists() and not path.is_symlink():
+        raise IndexUnavailable("index missing")
+    return path
+
+
 def _remove_dead_builds(path: Path) -> None:
     """Remove the temporary indexes of builds whose process is gone (killed while building)."""
     for stale in path.parent.glob(f".{path.name}.rebuild-*"):
@@ -97,9 +103,7 @@ class ReadOnlyBackend:
 
     def open(self) -> OverlayIndex:
         """The existing index behind a memory overlay; IndexUnavailable when missing or unusable."""
-        if not self.path.exists() and not self.path.is_symlink():
-            raise IndexUnavailable("index missing")
-        return OverlayIndex(SqliteIndex(self.path, read_only=True))
+        return OverlayIndex(SqliteIndex(_existing(self.path), read_only=True))
 
     def set_aside(self) -> None:
         """Nothing moves: the store is not ours to change."""
