@@ -14,6 +14,7 @@ import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import IndexBusy
+from sessionkeeper.session import Session
 from sessionkeeper.store.index import ListQuery
 from sessionkeeper.store.store import Store
 
@@ -167,27 +168,40 @@ def failed_reads_while_archived(store: Path, thread: str, read: Callable[[], str
     return reads, failures
 
 
-def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts(store_dir, repo):
-    """Fixture: a thread of two sessions; another process archives and unarchives it over and
-    over (its rollouts move between sessions/ and archived_sessions/) while this one replays it."""
+def _todo(session: Session) -> object:
+    return session.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+
+
+def resumed_once(store_dir: Path, repo: Path, *, first: Callable[[Session], object],
+                 then: Callable[[Session], object]) -> Session:
+    """A thread "moved" of two sessions: one recorded by `first`, closed, resumed, recorded by
+    `then`, closed; returns the second (closed) session."""
     keeper = Keeper(store_dir)
     one = keeper.start(repo, title="moved")
-    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
+    first(one)
     one.close()
     _, two = keeper.resume(one.thread_id, workspace=str(repo))
     assert two is not None
-    two.record({"type": "message", "role": "user", "text": "again"})
+    then(two)
     two.close()
+    return two
+
+
+def test_reading_a_thread_while_another_process_archives_it_follows_its_rollouts(store_dir, repo):
+    """Fixture: a thread of two sessions; another process archives and unarchives it over and
+    over (its rollouts move between sessions/ and archived_sessions/) while this one replays it."""
+    two = resumed_once(store_dir, repo, first=_todo,
+                       then=lambda s: s.record({"type": "message", "role": "user", "text": "again"}))
     reader = Keeper(store_dir)
 
     def read() -> str | None:
-        replayed = reader.replay(one.thread_id)
+        replayed = reader.replay(two.thread_id)
         seqs = [r.last_seq for r in replayed.rollouts]
         if replayed.damaged or not seqs or seqs[-1] != two.writer.last_seq:
             return f"read to {seqs}, damage {[d['kind'] for d in replayed.damaged]}"
         return None
 
-    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    reads, failures = failed_reads_while_archived(store_dir, two.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
 
 
@@ -209,26 +223,23 @@ def test_reading_a_conversation_back_from_the_log_while_another_process_archives
     reader = Keeper(store_dir)
 
     def read() -> str | None:
-        got = [m["text"] for m in reader.replay(one.thread_id).state["context"].messages()]
+        got = [m["text"] for m in reader.replay(two.thread_id).state["context"].messages()]
         return None if got == expected else f"{len(got)} messages read back"
 
-    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    reads, failures = failed_reads_while_archived(store_dir, two.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} reads failed: {sorted(set(failures))[:4]}"
 
 
 def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(store_dir, repo):
     """Fixture: a thread of two sessions whose files are blobs (two hours old) no other thread
     names; another process archives and unarchives it over and over while this one runs gc."""
-    keeper = Keeper(store_dir)
-    one = keeper.start(repo, title="moved")
-    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 2)\n")
-    one.record_file("payment.py")
-    one.close()
-    _, two = keeper.resume(one.thread_id, workspace=str(repo))
-    assert two is not None
-    (repo / "payment.py").write_text("def charge(amount):\n    return round(amount, 3)\n")
-    two.record_file("payment.py")
-    two.close()
+    def version(digits: int) -> Callable[[Session], object]:
+        def record(session: Session) -> object:
+            (repo / "payment.py").write_text(f"def charge(amount):\n    return round(amount, {digits})\n")
+            return session.record_file("payment.py")
+        return record
+
+    two = resumed_once(store_dir, repo, first=version(2), then=version(3))
     blobs = sorted(store_dir.glob("blobs/??/*"))
     assert len(blobs) == 3
     then = time.time() - 7200
@@ -240,7 +251,7 @@ def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(st
         removed = collector.gc(dry_run=True).removed
         return f"would remove {len(removed)} of its blobs" if removed else None
 
-    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    reads, failures = failed_reads_while_archived(store_dir, two.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} gc runs failed: {sorted(set(failures))[:4]}"
     assert Keeper(store_dir).gc().removed == ()
 
@@ -248,21 +259,15 @@ def test_gc_while_another_process_archives_a_thread_keeps_every_blob_it_names(st
 def test_fsck_while_another_process_archives_a_thread_finds_the_store_clean(store_dir, repo):
     """Fixture: a thread of two sessions; another process archives and unarchives it over and
     over while this one runs fsck (without repair: a false problem would be the exit code 1)."""
-    keeper = Keeper(store_dir)
-    one = keeper.start(repo, title="moved")
-    one.record({"type": "todo", "items": [{"id": "1", "text": "fix rounding"}]})
-    one.close()
-    _, two = keeper.resume(one.thread_id, workspace=str(repo))
-    assert two is not None
-    two.close()
-    assert keeper.fsck().clean
+    two = resumed_once(store_dir, repo, first=_todo, then=lambda s: None)
+    assert Keeper(store_dir).fsck().clean
     checker = Keeper(store_dir, read_only=True)
 
     def read() -> str | None:
         report = checker.fsck()
         return None if report.clean else f"problems: {report}"
 
-    reads, failures = failed_reads_while_archived(store_dir, one.thread_id, read)
+    reads, failures = failed_reads_while_archived(store_dir, two.thread_id, read)
     assert not failures, f"{len(failures)} of {reads} fsck runs failed: {sorted(set(failures))[:4]}"
 
 

@@ -288,15 +288,20 @@ def test_one_unreadable_touched_file_hides_no_other_difference(store_dir, repo):
     assert report["rerun_verifier"] is True
 
 
-def test_fsck_repair_exits_1_while_damage_it_cannot_repair_is_left(store_dir, thread):
-    """Fixtures: thread; rollouts/middle_damage copied into the store after its index was built
-    (a row missing, which the repair's rebuild adds; line 3 damaged, which nothing repairs)."""
+def copy_fixture_in(store_dir, scenario: str) -> None:
+    """Copy fixtures/rollouts/<scenario>'s rollout into the store's sessions/2026/11/28/."""
     from ..conftest import FIXTURES
 
-    source = next((FIXTURES / "rollouts" / "middle_damage").glob("rollout-*.jsonl"))
+    source = next((FIXTURES / "rollouts" / scenario).glob("rollout-*.jsonl"))
     day = store_dir / "sessions" / "2026" / "11" / "28"
     day.mkdir(parents=True)
     (day / source.name).write_bytes(source.read_bytes())
+
+
+def test_fsck_repair_exits_1_while_damage_it_cannot_repair_is_left(store_dir, thread):
+    """Fixtures: thread; rollouts/middle_damage copied into the store after its index was built
+    (a row missing, which the repair's rebuild adds; line 3 damaged, which nothing repairs)."""
+    copy_fixture_in(store_dir, "middle_damage")
     assert run(store_dir, "fsck").returncode == 1
     repaired = run(store_dir, "fsck", "--repair", "--json")
     report = orjson.loads(repaired.stdout)
@@ -308,12 +313,7 @@ def test_fsck_repair_exits_1_while_damage_it_cannot_repair_is_left(store_dir, th
 def test_fsck_repair_exits_0_when_it_repaired_everything_it_found(store_dir, thread):
     """Fixtures: thread; rollouts/torn_tail copied into the store after its index was built
     (a row missing and a torn tail: the rebuild adds the row, the tail goes to quarantine)."""
-    from ..conftest import FIXTURES
-
-    source = next((FIXTURES / "rollouts" / "torn_tail").glob("rollout-*.jsonl"))
-    day = store_dir / "sessions" / "2026" / "11" / "28"
-    day.mkdir(parents=True)
-    (day / source.name).write_bytes(source.read_bytes())
+    copy_fixture_in(store_dir, "torn_tail")
     assert run(store_dir, "fsck").returncode == 1
     repaired = run(store_dir, "fsck", "--repair", "--json")
     assert repaired.returncode == 0, repaired.stdout
