@@ -17,10 +17,10 @@ def git_events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, tupl
     events: list[tuple[str, tuple[str, ...]]] = []
     real = gitrun.started
 
-    def recorded(cwd: Any, *args: str, stdin: bytes | None = None
+    def recorded(cwd: Any, *args: str, stdin: bytes | None = None, timeout_s: float | None = None
                  ) -> Callable[[], gitrun.GitResult]:
         events.append(("start", args))
-        result = real(cwd, *args, stdin=stdin)
+        result = real(cwd, *args, stdin=stdin, timeout_s=timeout_s)
 
         def answer() -> gitrun.GitResult:
             events.append(("answer", args))
@@ -38,10 +38,10 @@ def git_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]
     calls: list[tuple[str, ...]] = []
     real = gitrun.started
 
-    def counted(cwd: Any, *args: str, stdin: bytes | None = None
+    def counted(cwd: Any, *args: str, stdin: bytes | None = None, timeout_s: float | None = None
                 ) -> Callable[[], gitrun.GitResult]:
         calls.append(args)
-        return real(cwd, *args, stdin=stdin)
+        return real(cwd, *args, stdin=stdin, timeout_s=timeout_s)
 
     monkeypatch.setattr(gitrun, "started", counted)
     yield calls

@@ -126,6 +126,9 @@ def _positive(value: str) -> int:
 
 def start_thread(args: argparse.Namespace) -> int:
     """Start a thread and print `THREAD SESSION` (or JSON)."""
+    from ..recovery.differing import look_ahead
+
+    look_ahead(args.workspace)  # git lists the changed files while the Keeper's modules load
     session = keeper(args).start(args.workspace, title=args.title, model=args.model,
                                  permissions={"approval_mode": args.approval_mode,
                                               "sandbox_policy": args.sandbox_policy,

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import HookInputInvalid, SessionKeeperError
 from . import answers
 from .limits import BUDGET_S
-from .payload import MAX_STDIN, parse
+from .payload import MAX_STDIN, SHELL_TOOLS, HookInput, parse
 
 ENV_BUDGET = "SESSIONKEEPER_HOOK_BUDGET_S"
 USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
@@ -90,6 +90,16 @@ def _args(argv: list[str]) -> tuple[str | None, str, str]:
     return store, rest[0], rest[1]
 
 
+def _look_ahead(hook: HookInput) -> None:
+    """Start git's listing of the changed files now when the call will need it (a new session's
+    start, a shell call's end): git lists while the recording modules load."""
+    starts = hook.event == "SessionStart" and hook.source == "startup"
+    if starts or (hook.event.startswith("PostToolUse") and hook.tool_name in SHELL_TOOLS):
+        from ..recovery.differing import look_ahead
+
+        look_ahead(hook.cwd)
+
+
 def _stdin() -> bytes:
     data = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
     return data
@@ -112,6 +122,7 @@ def main(argv: list[str]) -> int:
     hook = None
     try:
         hook = parse(agent, event, _stdin())
+        _look_ahead(hook)
         from .respond import respond
 
         answer = respond(hook, store=store)

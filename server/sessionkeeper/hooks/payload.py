@@ -29,6 +29,14 @@ START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 """SessionStart's `source` values (Claude reports a fork as `fork` since v2.1.214)."""
 MAX_STDIN = 32 << 20
 """Bytes of stdin read at most (a PostToolUse of a large tool result stays below this)."""
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+"""Claude Code's file tools and the input field naming the file."""
+SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell", "shell_command", "local_shell",
+                         "unified_exec"})
+"""Tools that run commands (any file may change): both agents report theirs as `Bash`."""
+TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
+"""Tools that keep a todo list or plan."""
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CALL = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidEvent
 from ..session import args_digest
+from .payload import EDIT_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
 if TYPE_CHECKING:
     from ..events import Record
@@ -33,13 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sessionkeeper.hooks")
 
-EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
-"""Claude Code's file tools and the input field naming the file."""
-SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell", "shell_command", "local_shell",
-                         "unified_exec"})
-"""Tools that run commands (any file may change): both agents report theirs as `Bash`."""
-TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
 MAX_KEPT = 8192
 """Arguments and results up to this many bytes of JSON are kept in the record; larger ones are
 kept as their digest."""

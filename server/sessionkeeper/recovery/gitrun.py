@@ -60,10 +60,11 @@ def run(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> 
     return started(cwd, *args, stdin=stdin)()
 
 
-def started(cwd: str | os.PathLike[str], *args: str,
-            stdin: bytes | None = None) -> Callable[[], GitResult]:
+def started(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None,
+            timeout_s: float | None = None) -> Callable[[], GitResult]:
     """Start `git args...` in `cwd` now; the call returned waits for its result (the caller works
-    meanwhile). A missing git or directory is a failed result, never a raise."""
+    meanwhile), at most `timeout_s` (then git is killed). A missing git or directory, or a
+    timeout, is a failed result, never a raise."""
     try:
         process = subprocess.Popen(["git", *args], cwd=cwd, env=environment(),
                                    stdin=None if stdin is None else subprocess.PIPE,
@@ -73,7 +74,12 @@ def started(cwd: str | os.PathLike[str], *args: str,
         return lambda: failed
 
     def result() -> GitResult:
-        out, err = process.communicate(stdin)
+        try:
+            out, err = process.communicate(stdin, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()  # not its pipes: a child git started may hold them open
+            return GitResult(124, b"", f"git {' '.join(args[:4])} took over {timeout_s:g} s in {cwd}")
         return GitResult(process.returncode, out, err.decode("utf-8", "replace"))
     return result
 
