@@ -224,6 +224,8 @@ def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
 
     if isinstance(given, Permissions):
         return given
+    if given is None:  # the defaults (an agent's journal, a framework thread): no pydantic
+        return Permissions()
     known = {"approval_mode": get_args(ApprovalMode), "sandbox_policy": get_args(SandboxPolicy)}
     if isinstance(given, dict) and set(given) <= {*known, "tool_profile"} and all(
             given[k] in choices for k, choices in known.items() if k in given) and isinstance(

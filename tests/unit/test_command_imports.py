@@ -145,6 +145,26 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_start_hook_of_a_new_session_validates_nothing_with_pydantic(
+        repo: Path, store_dir: Path, agent: str) -> None:
+    """Fixture: `repo` with a changed file; a new session's SessionStart (startup) as a fresh
+    process: its journal starts with the default permissions and the files seen, no pydantic."""
+    from tests.unit._hooks import SID, payload, records
+
+    (repo / "payment.py").write_text("changed\n")
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    stdin = json.dumps(payload(agent, "SessionStart", repo, source="startup"))
+    done = subprocess.run([sys.executable, "-c", HOOK_PROBE, "hook", "--store", str(store_dir),
+                           agent, "SessionStart", stdin], env=env, capture_output=True,
+                          text=True, check=True)
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["code"] == 0
+    assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
+    seen = [r["path"] for r in records(store_dir, agent, SID) if r.get("change") == "seen"]
+    assert seen == ["payment.py"]
+
+
 @pytest.mark.parametrize("tool", ["Write", "Bash", "TodoWrite"])
 def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path,
                                                      tool: str) -> None:
