@@ -10,7 +10,9 @@ The session is started by the real start hook and has three files edited through
 then every round runs, in turn: the floor, git status, the resume hook (the digest proves ok:
 the path every in-place resume takes), and — for the record — the resume hook with the digest
 removed (the full recovery check, which also writes the resume into the journal), and the
-Pre- and PostToolUse hooks of an Edit (what the agent waits for on every tool call). Rounds
+Pre- and PostToolUse hooks of an Edit and the PostToolUse of a Bash call (what the agent waits
+for on every tool call; after a shell call the changed files are listed), and the SessionStart of
+a new session (its journal starts: baseline and the files already changed). Rounds
 alternate so machine noise hits all alike. Prints medians and best times, and the ratio of the
 resume hook to git status (target <= 1.5x).
 """
@@ -70,12 +72,21 @@ def prepare(repo: Path, store: Path) -> bytes:
     return json.dumps({**base, "hook_event_name": "SessionStart", "source": "resume"}).encode()
 
 
-def tool_call(repo: Path, event: str, number: int) -> bytes:
-    """The stdin of round `number`'s Edit call (its own tool_use_id)."""
+def tool_call(repo: Path, event: str, number: int, *, tool: str = "Edit") -> bytes:
+    """The stdin of round `number`'s Edit (or Bash) call (its own tool_use_id)."""
+    tool_input = ({"file_path": str(repo / "d00" / "s0" / "f0.txt")} if tool == "Edit"
+                  else {"command": "make test"})
     return json.dumps({"session_id": SID, "cwd": str(repo), "transcript_path": "/nowhere.jsonl",
-                       "hook_event_name": event, "tool_name": "Edit", "tool_response": {},
-                       "tool_input": {"file_path": str(repo / "d00" / "s0" / "f0.txt")},
-                       "tool_use_id": f"toolu_bench{number}"}).encode()
+                       "hook_event_name": event, "tool_name": tool, "tool_response": {},
+                       "tool_input": tool_input,
+                       "tool_use_id": f"toolu_bench{tool}{number}"}).encode()
+
+
+def new_session(repo: Path, number: int) -> bytes:
+    """The stdin of round `number`'s SessionStart of a new session (startup: its journal starts)."""
+    return json.dumps({"session_id": f"{number:08x}-4e5f-4a6b-9c8d-1e2f3a4b5c6d", "cwd": str(repo),
+                       "transcript_path": "/nowhere.jsonl", "hook_event_name": "SessionStart",
+                       "source": "startup"}).encode()
 
 
 def timed(args: list[str], *, cwd: Path, stdin: bytes | None = None) -> tuple[float, bytes]:
@@ -115,6 +126,10 @@ def main() -> int:
                                            "PreToolUse"], None),
             "hook PostToolUse (the Edit)": ([SK, "hook", "--store", str(store), "claude",
                                              "PostToolUse"], None),
+            "hook PostToolUse (a Bash call)": ([SK, "hook", "--store", str(store), "claude",
+                                                "PostToolUse"], None),
+            "hook SessionStart (a new session)": ([SK, "hook", "--store", str(store), "claude",
+                                                   "SessionStart"], None),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         for round_ in range(opts.runs + 1):  # round 0 warms the page cache and git's index
@@ -124,9 +139,12 @@ def main() -> int:
                     digest.unlink()  # the full check leaves a fresh one behind
                 before = _sizes(journals)
                 if "ToolUse" in name:  # a new call each round (a repeated id is a re-delivery)
-                    stdin = tool_call(repo, name.split()[1], round_)
+                    stdin = tool_call(repo, name.split()[1], round_,
+                                      tool="Bash" if "Bash" in name else "Edit")
+                elif "new session" in name:
+                    stdin = new_session(repo, round_)
                 elapsed, out = timed(args, cwd=repo, stdin=stdin)
-                if "ToolUse" in name:
+                if "ToolUse" in name or "new session" in name:
                     assert _sizes(journals) != before, out  # the operation was recorded
                 elif stdin is not None:
                     assert b"nothing changed since it last ran" in out, (name, out.decode())
