@@ -42,6 +42,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     thread = args.check_resume or None
     if thread is None and not args.latest:
         parser.error("--check-resume needs a THREAD or --latest")
+    from ..recovery import queries
+
+    queries.look_ahead(workspace, queries.HEAD)  # git answers while the checker's modules load
     try:
         report = reader(args).check_resume(
             thread, workspace=workspace, latest=args.latest)

@@ -126,9 +126,10 @@ def _positive(value: str) -> int:
 
 def start_thread(args: argparse.Namespace) -> int:
     """Start a thread and print `THREAD SESSION` (or JSON)."""
-    from ..recovery.differing import look_ahead
+    from ..recovery import queries
 
-    look_ahead(args.workspace)  # git lists the changed files while the Keeper's modules load
+    queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS, queries.REMOTE,
+                       queries.CHANGED)  # git answers while the Keeper's modules load
     session = keeper(args).start(args.workspace, title=args.title, model=args.model,
                                  permissions={"approval_mode": args.approval_mode,
                                               "sandbox_policy": args.sandbox_policy,
@@ -184,6 +185,10 @@ def _no_constant(name: str) -> Any:
 
 def list_threads(args: argparse.Namespace) -> int:
     """Threads, newest first (with a resume estimate when --workspace is given)."""
+    if args.workspace:  # the estimate's git calls run while the reader's modules load
+        from ..recovery import queries
+
+        queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS)
     rows = reader(args).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
         progress=import_progress())

@@ -91,13 +91,15 @@ def _args(argv: list[str]) -> tuple[str | None, str, str]:
 
 
 def _look_ahead(hook: HookInput) -> None:
-    """Start git's listing of the changed files now when the call will need it (a new session's
-    start, a shell call's end): git lists while the recording modules load."""
-    starts = hook.event == "SessionStart" and hook.source == "startup"
-    if starts or (hook.event.startswith("PostToolUse") and hook.tool_name in SHELL_TOOLS):
-        from ..recovery.differing import look_ahead
+    """Start the git commands the call will ask now — a new session's start: its baseline and
+    the changed files; a shell call's end: the changed files — so git answers while the
+    recording modules load."""
+    from ..recovery import queries
 
-        look_ahead(hook.cwd)
+    if hook.event == "SessionStart" and hook.source == "startup":
+        queries.look_ahead(hook.cwd, queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED)
+    elif hook.event.startswith("PostToolUse") and hook.tool_name in SHELL_TOOLS:
+        queries.look_ahead(hook.cwd, queries.CHANGED)
 
 
 def _stdin() -> bytes:

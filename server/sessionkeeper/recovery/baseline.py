@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import GitRefused
 from ..events import GitBaseline, RepoIdentity
-from . import gitrun
+from . import gitrun, queries
 from .comparison import same_place, same_repository
 from .paths import RealPaths
 
@@ -46,8 +46,6 @@ def _toplevel(path: str) -> tuple[str, str] | None:
     return None
 
 
-_ROOTS = ("rev-list", "--max-parents=0", "HEAD")
-_REMOTE = ("config", "--get", "remote.origin.url")
 
 
 def _root_commits(top: str, common_dir: str,
@@ -56,7 +54,7 @@ def _root_commits(top: str, common_dir: str,
     running). In a shallow clone the commits its history is cut at (`<common dir>/shallow`) have
     parents, only not here: they are no root commits, and the true ones may be unknown (then the
     identity rests on the origin URL)."""
-    done = started() if started is not None else gitrun.run(top, *_ROOTS)
+    done = started() if started is not None else gitrun.run(top, *queries.ROOTS)
     roots = (_value(done) or "").split()
     try:
         with open(os.path.join(common_dir, "shallow"), "rb") as handle:
@@ -158,8 +156,7 @@ def head_of(path: str) -> Head | None:
     the call fails (the caller then asks step by step, which tells why)."""
     if not os.path.isdir(path):
         return None
-    done = gitrun.run(path, "rev-parse", "--show-toplevel", "--git-common-dir",
-                      "--absolute-git-dir", "HEAD^{commit}", "--symbolic-full-name", "HEAD")
+    done = gitrun.run(path, *queries.HEAD)
     lines = done.text().split("\n") if done.ok else []
     if len(lines) != 5 or not all(lines):
         return None
@@ -215,8 +212,8 @@ def identity_started(path: str, *, remote: bool) -> IdentityCalls | None:
     directory. They answer as in the repository's top: git finds it from `path` alike."""
     if not os.path.isdir(path):
         return None
-    return IdentityCalls(gitrun.started(path, *_ROOTS),
-                         gitrun.started(path, *_REMOTE) if remote else None)
+    return IdentityCalls(gitrun.started(path, *queries.ROOTS),
+                         gitrun.started(path, *queries.REMOTE) if remote else None)
 
 
 def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = None,
@@ -235,7 +232,7 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
         if early is not None and early.remote is not None:
             url = _value(early.remote())
         else:
-            url = gitrun.value(top, *_REMOTE) if remote or not roots else None
+            url = gitrun.value(top, *queries.REMOTE) if remote or not roots else None
         identity = RepoIdentity(root_commits=roots, remote_url=redact_url(url))
     return GitBaseline(repo_root=head.repo_root, worktree=top, identity=identity,
                        branch=head.branch, head=head.head,

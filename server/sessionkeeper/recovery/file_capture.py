@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
 from ..store.blobs import BlobStore
-from . import differing, gitrun
+from . import gitrun, queries
 from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
 from .paths import RealPaths
 from .subsystems.file_history import FileHistory
@@ -182,12 +182,12 @@ def _git(workspace: str, *args: str) -> subprocess.CompletedProcess[bytes] | Non
 def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]:
     """Workspace-relative paths git lists as modified, deleted or untracked (not ignored), but
     none whose name is not UTF-8 (a warning names it)."""
-    listed = differing.listing(workspace)
-    if listed is None:
+    done = gitrun.started(workspace, *queries.CHANGED, timeout_s=queries.TIMEOUT_S[queries.CHANGED])()
+    if not done.ok:
         return
     skip_real = os.path.realpath(skip) if skip else None
     paths = RealPaths(workspace)
-    for raw in dict.fromkeys(listed.split(b"\0")):
+    for raw in dict.fromkeys(done.stdout.split(b"\0")):
         if not raw:
             continue
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -55,6 +56,21 @@ class GitResult(NamedTuple):  # not a dataclass: ~5x cheaper to create at import
         return self.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
+FRESH_S = 2.0
+"""How old a command started by `look_ahead` may be when `started` takes it (a command's
+process takes it within ~0.2 s of starting it)."""
+_ahead: dict[tuple[str, tuple[str, ...]], tuple[float, Callable[[], GitResult]]] = {}
+
+
+def look_ahead(cwd: str | os.PathLike[str], *args: str, timeout_s: float | None = None) -> None:
+    """Start `git args...` in `cwd` now, for this process's next `started` of the same command
+    in the same directory: git runs while the process loads the code that will ask. Only for a
+    command's short-lived process (the server never looks ahead: it would keep stale answers)."""
+    key = (os.path.realpath(cwd), args)
+    if key not in _ahead and os.path.isdir(key[0]):
+        _ahead[key] = (time.monotonic(), _start(cwd, args, None, timeout_s))
+
+
 def run(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> GitResult:
     """Run `git args...` in `cwd`; a missing git or directory is a failed result, never a raise."""
     return started(cwd, *args, stdin=stdin)()
@@ -62,9 +78,19 @@ def run(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> 
 
 def started(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None,
             timeout_s: float | None = None) -> Callable[[], GitResult]:
-    """Start `git args...` in `cwd` now; the call returned waits for its result (the caller works
-    meanwhile), at most `timeout_s` (then git is killed). A missing git or directory, or a
-    timeout, is a failed result, never a raise."""
+    """Start `git args...` in `cwd` now (or take the same command started there by `look_ahead`
+    at most FRESH_S ago); the call returned waits for its result (the caller works meanwhile), at
+    most `timeout_s` (then git is killed). A missing git or directory, or a timeout, is a failed
+    result, never a raise."""
+    if _ahead and stdin is None:
+        at, waiting = _ahead.pop((os.path.realpath(cwd), args), (0.0, None))
+        if waiting is not None and time.monotonic() - at <= FRESH_S:
+            return waiting
+    return _start(cwd, args, stdin, timeout_s)
+
+
+def _start(cwd: str | os.PathLike[str], args: tuple[str, ...], stdin: bytes | None,
+           timeout_s: float | None) -> Callable[[], GitResult]:
     try:
         process = subprocess.Popen(["git", *args], cwd=cwd, env=environment(),
                                    stdin=None if stdin is None else subprocess.PIPE,

@@ -1,0 +1,32 @@
+"""The git commands a command's process asks of a workspace, by name, and starting them early.
+
+A command that knows what it will ask — `sessionkeeper start`, `list --workspace`,
+`--check-resume`, an agent's start or shell-call hook — starts those commands first
+(`look_ahead`), so git runs while Python loads the modules that ask; `gitrun.started` then takes
+each answer (same command, same directory, fresh), else runs git at that moment.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import gitrun
+
+HEAD = ("rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir", "HEAD^{commit}",
+        "--symbolic-full-name", "HEAD")
+"""Worktree, common dir, git dir, HEAD's commit and the ref HEAD names: a baseline in one call."""
+ROOTS = ("rev-list", "--max-parents=0", "HEAD")
+"""The root commits: what identifies a repository wherever it lives."""
+REMOTE = ("config", "--get", "remote.origin.url")
+CHANGED = ("-c", "core.quotePath=false", "ls-files", "-z", "--modified", "--others",
+           "--exclude-standard")
+"""The files that differ (modified, deleted, untracked, not ignored), NUL-separated: it stats
+the whole tree, as `git status` does."""
+TIMEOUT_S: dict[tuple[str, ...], float] = {CHANGED: 30.0}
+"""The time limit of a command that has one."""
+
+
+def look_ahead(workspace: str | os.PathLike[str], *queries: tuple[str, ...]) -> None:
+    """Start these commands in `workspace` now, for this process to take when it asks them."""
+    for args in queries:
+        gitrun.look_ahead(workspace, *args, timeout_s=TIMEOUT_S.get(args))
