@@ -85,10 +85,10 @@ def crc32_combine_function() -> Callable[[int, int, int], int] | None:
 
 def frame(seq: int, ts: bytes, body: bytes) -> bytes:
     """Build one line from an event body (`{"type":…}`) and its envelope (`ts` ASCII bytes)."""
-    if len(body) <= 2:  # an empty object: the envelope is the whole record
-        core = b'{"seq":%d,"ts":"%s"' % (seq, ts)
-    else:  # a short format and one concatenation: fewer copies than formatting the body in
-        core = b'{"seq":%d,"ts":"%s",' % (seq, ts) + body[1:-1]
+    members = body[1:-1]  # none in an empty object: the envelope is then the whole record
+    # a short format and one concatenation: fewer copies than formatting the body in
+    core = (b'{"seq":%d,"ts":"%s",' % (seq, ts) + members if members
+            else b'{"seq":%d,"ts":"%s"' % (seq, ts))
     return core + b',"crc":"%08x"}\n' % _crc32(core, 0)
 
 

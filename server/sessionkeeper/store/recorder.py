@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from itertools import repeat
 from typing import NamedTuple, NoReturn, Protocol
 
 from ..clock import CLOCK, Millisecond
@@ -49,6 +50,12 @@ class Ack(NamedTuple):
     seq: int
     durability: Durability
     duplicate: bool = False  # a re-delivery recognised and not written again
+
+
+def _acks(first: int, level: Durability, count: int) -> list[Ack]:
+    """The acks of `count` records from seq `first` (outside `append`: a comprehension there
+    would turn its locals into cells, a cost on every call)."""
+    return [_ack(Ack, (seq, level, False)) for seq in range(first, first + count)]
 
 
 class Recorder:
@@ -128,7 +135,7 @@ class Recorder:
                 if written >= self._fold_at:
                     self._fold_locked(check=True)
             else:
-                lines = [frame(first + i, ts, body) for i, body in enumerate(bodies)]
+                lines = list(map(frame, range(first, first + count), repeat(ts), bodies))
                 self.next_seq = first + count
                 if level is not _NONE:
                     self._flush_locked(lines)
@@ -145,7 +152,7 @@ class Recorder:
         self._acknowledged = True
         if count == 1:
             return [_ack(Ack, (first, level, False))]
-        return [_ack(Ack, (first + i, level, False)) for i in range(count)]
+        return _acks(first, level, count)
 
     def sync(self) -> None:
         """Wait until everything written so far is fsynced (sharing fsyncs with other waiters)."""
