@@ -92,7 +92,7 @@ def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str
 
 
 def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
-    """`probe` of a file whose name is a rollout's (`Layout.scan_rollouts` matched it)."""
+    """`probe` of a file whose name is a rollout's (a tree walk matched it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:

@@ -55,6 +55,8 @@ SAVE_TREE_MARKS = ("INSERT INTO meta(key, value) SELECT 'tree', ? WHERE coalesce
                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value")
 """The tree marks, kept only while the generation is the one they were read with (one statement:
 a forget committed meanwhile makes it write nothing)."""
+KEEP_TREE_MARKS = "INSERT OR REPLACE INTO meta VALUES('tree', ?)"
+"""The tree marks, written in the transaction that wrote the rows they vouch for."""
 VOID_TREE_MARKS = ("INSERT INTO meta VALUES('tree_generation', '1') ON CONFLICT(key) "
                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                    "DELETE FROM meta WHERE key = 'tree'")

@@ -21,6 +21,7 @@ from ...errors import IndexUnavailable
 from .connection import connect, connect_read_only, unavailable
 from .rows import (
     MAX_LIMIT,
+    DirMark,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -36,6 +37,7 @@ from .sql import (
     INSERT_FILE,
     INSERT_SESSION,
     INSERT_THREAD,
+    KEEP_TREE_MARKS,
     LONE_THREADS,
     SAVE_TREE_MARKS,
     SCHEMA,
@@ -130,9 +132,10 @@ class SqliteIndex:
         except sqlite3.Error as exc:
             raise unavailable("index update failed", exc) from exc
 
-    def replace_all(self, rows: Sequence[SessionRow]) -> None:
+    def replace_all(self, rows: Sequence[SessionRow], *,
+                    tree: dict[str, DirMark] | None = None) -> None:
         """Replace every row of our own rollouts in one transaction (other processes see the old
-        or the new index); imported agent files and their rows are kept."""
+        or the new index); imported agent files and their rows are kept; `tree`: the marks kept."""
         try:
             with self.db, rewrite_cache(self.db):
                 if not self.db.in_transaction:  # one transaction from the first statement on
@@ -144,6 +147,8 @@ class SqliteIndex:
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
                 _void_tree_marks(self.db)
                 fill_rows(self.db, rows)
+                if tree is not None:  # in this transaction: they vouch for exactly these rows
+                    self.db.execute(KEEP_TREE_MARKS, (_marks_text(tree),))
         except sqlite3.Error as exc:
             raise unavailable("index rebuild failed", exc) from exc
 
@@ -284,10 +289,10 @@ class SqliteIndex:
 
     def save_tree_marks(self, marks: TreeMarks) -> bool:
         """Keep the marks in one statement, unless a forget or rebuild came in between."""
-        text = orjson.dumps({k: list(v) for k, v in marks.dirs.items()}).decode()
         try:
             with self.db:
-                return self.db.execute(SAVE_TREE_MARKS, (text, marks.generation)).rowcount > 0
+                return self.db.execute(SAVE_TREE_MARKS, (_marks_text(marks.dirs),
+                                                         marks.generation)).rowcount > 0
         except sqlite3.Error as exc:
             raise unavailable("index update failed", exc) from exc
 
@@ -308,6 +313,10 @@ def rewrite_cache(db: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         db.execute(f"PRAGMA cache_size={int(before)}")
+
+
+def _marks_text(dirs: dict[str, DirMark]) -> str:
+    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
 
 
 def _void_tree_marks(db: sqlite3.Connection) -> None:
