@@ -65,11 +65,13 @@ UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
 INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
 INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
 INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
-LONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
+ALONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
 SELECT thread_id, agent, CASE WHEN title <> '' THEN title END, cwd, repo_key, branch, started_at,
        nullif(last_activity, ''), archived, session_id, 1, event_count, status IS NOT 'ok',
        forked_from, summary, imported
-FROM sessions {{where}} GROUP BY thread_id HAVING count(*) = 1"""
+FROM sessions"""
+"""`threads_of` for every session, when each is the only one of its thread (nothing to group)."""
+LONE_THREADS = ALONE_THREADS + " {where} GROUP BY thread_id HAVING count(*) = 1"
 """`threads_of` for every thread (of those `{where}` selects) with one session: that session names
 it. Most threads have one; a thread of several goes through `threads_of` itself (`SHARED_SESSIONS`)."""
 SHARED_SESSIONS = ("SELECT * FROM sessions WHERE thread_id IN (SELECT thread_id FROM sessions "

@@ -30,6 +30,7 @@ from .rows import (
     threads_of,
 )
 from .sql import (
+    ALONE_THREADS,
     FILE_COLUMNS,
     INDEX_NAMES,
     INDEX_VERSION,
@@ -142,11 +143,11 @@ class SqliteIndex:
                     self.db.execute("BEGIN IMMEDIATE")
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1")
-                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
+                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1").fetchone()
+                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
                 _void_tree_marks(self.db)
-                fill_rows(self.db, rows)
+                fill_rows(self.db, rows, only=kept is None)
                 if tree is not None:  # in this transaction: they vouch for exactly these rows
                     self.db.execute(KEEP_TREE_MARKS, (_marks_text(tree),))
         except sqlite3.Error as exc:
@@ -324,10 +325,16 @@ def _void_tree_marks(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
-    """Store session rows (beside any already there), derive every thread, build the indexes."""
+def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow], *, only: bool) -> None:
+    """Store session rows (beside any already there; `only`: none is), derive every thread, build
+    the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
-    db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
-    _refresh(db, None, rows)
+    if only and len({r.thread_id for r in rows}) == len(rows):  # one session a thread: no grouping
+        db.execute("DELETE FROM threads")
+        db.execute(ALONE_THREADS)
+        db.execute(INDEXES[0])
+    else:
+        db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
+        _refresh(db, None, rows)
     for statement in INDEXES[1:]:  # built once, after the bulk insert
         db.execute(statement)
