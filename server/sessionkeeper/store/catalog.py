@@ -140,7 +140,9 @@ class Catalog:
 
         A live, healthy index is rewritten in place in one transaction (other processes keep
         their connections and see the old or the new rows); a missing or unusable one is built
-        anew by the backend; a busy one raises IndexBusy (nothing is set aside).
+        anew by the backend; a busy one raises IndexBusy (nothing is set aside). The tree is
+        listed once: the rewrite keeps its directory marks, so the reconcile after it lists only
+        the directories that changed meanwhile.
         """
         walk = walk_changed(self.layout, {})  # every directory listed, and its mark taken
         rows, failed = self._probe_all(walk.rollouts, progress)
