@@ -141,8 +141,7 @@ class Catalog:
         A live, healthy index is rewritten in place in one transaction (other processes keep
         their connections and see the old or the new rows); a missing or unusable one is built
         anew by the backend; a busy one raises IndexBusy (nothing is set aside). The tree is
-        listed once: the rewrite keeps its directory marks, so the reconcile after it lists only
-        the directories that changed meanwhile.
+        listed once: its marks are kept with the rows (the reconcile after it only stats them).
         """
         walk = walk_changed(self.layout, {})  # every directory listed, and its mark taken
         rows, failed = self._probe_all(walk.rollouts, progress)

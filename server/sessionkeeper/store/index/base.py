@@ -23,7 +23,7 @@ class Index(Protocol):
                     tree: dict[str, DirMark] | None = None) -> None:
         """Replace every row of Session Keeper's own rollouts atomically (readers see the old or the
         new index); imported agent files and their rows are kept (their checkpoints vouch for them).
-        The tree marks are voided, or become `tree` (the directories `rows` were listed from)."""
+        The tree marks become `tree` (the directories `rows` were listed from), else none."""
         ...
 
     def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,

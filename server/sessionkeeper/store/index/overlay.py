@@ -60,8 +60,7 @@ class OverlayIndex:
 
     def replace_all(self, rows: Sequence[SessionRow], *,
                     tree: dict[str, DirMark] | None = None) -> None:
-        """Forget the base's own rollouts; the overlay holds them (imported files are kept; no
-        marks are kept, `tree` neither: the base is never changed)."""
+        """Forget the base's own rollouts; the overlay holds them (imported files kept; marks never)."""
         imported = [s for s in self.sessions() if s.imported]
         files = self.agent_files(checkpoints=True)
         self._replaced = True

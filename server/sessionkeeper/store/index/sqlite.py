@@ -326,8 +326,7 @@ def _void_tree_marks(db: sqlite3.Connection) -> None:
 
 
 def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow], *, only: bool) -> None:
-    """Store session rows (beside any already there; `only`: none is), derive every thread, build
-    the indexes."""
+    """Store session rows (`only`: the table holds no others), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
     if only and len({r.thread_id for r in rows}) == len(rows):  # one session a thread: no grouping
         db.execute("DELETE FROM threads")
