@@ -115,3 +115,23 @@ def test_a_read_only_store_finds_a_copied_rollout_by_the_saved_marks(tmp_path, s
     assert reading.index().tree_marks() == saved
     assert [r.thread_id for r in reading.thread_sessions(theirs)] == [theirs]
     assert Store(store_dir).index().tree_marks() == saved
+
+
+def test_a_rebuild_keeps_the_marks_of_the_tree_it_listed(tmp_path, store_dir, repo, trusting):
+    """Fixture: a store of one thread beside a rollout that cannot be indexed (empty), rebuilt in
+    place; then a rollout copied in (its directory's mtime set back)."""
+    mine = record_seed(Keeper(store_dir), repo, close=True).thread_id
+    store = Store(store_dir)
+    day = (store.layout.root / store.thread_sessions(mine)[0].path).parent
+    empty = day.parent / "00" / "rollout-20260101T000000000Z-00000000-0000-4000-8000-000000000000.jsonl"
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
+    assert store.rebuild()["unindexable"] == 1
+    marks = store.index().tree_marks().dirs
+    trusted = {key for key, (_, _, trust) in marks.items() if trust}
+    assert store.layout.relative(day) in trusted and store.layout.relative(empty.parent) in marks
+    assert store.layout.relative(empty.parent) not in trusted
+    assert [path for path, _ in walk_changed(store.layout, marks).rollouts] == [str(empty)]
+    theirs, rollout = foreign_rollout(tmp_path, repo)
+    copy_beside(rollout, store, mine)
+    assert [r.thread_id for r in Store(store_dir).thread_sessions(theirs)] == [theirs]

@@ -97,7 +97,7 @@ class Catalog:
             return ask(self.index())
         except IndexBusy:
             scanned = MemoryIndex()
-            scanned.replace_all(self._scan(None)[0])
+            scanned.replace_all(self._scan())
             return ask(scanned)
         except IndexUnavailable:  # unusable, unless another process replaced it meanwhile
             replaced = self._index is not None and not self._index.is_current()
@@ -140,13 +140,15 @@ class Catalog:
 
         A live, healthy index is rewritten in place in one transaction (other processes keep
         their connections and see the old or the new rows); a missing or unusable one is built
-        anew by the backend; a busy one raises IndexBusy (nothing is set aside).
+        anew by the backend; a busy one raises IndexBusy (nothing is set aside). The tree is
+        listed once: its marks are kept with the rows (the reconcile after it only stats them).
         """
-        rows, skipped = self._scan(progress)
+        walk = walk_changed(self.layout, {})  # every directory listed, and its mark taken
+        rows, failed = self._probe_all(walk.rollouts, progress)
         self._drop_index()
         try:
             index = self.backend.open()
-            index.replace_all(rows)
+            index.replace_all(rows, tree=distrust(walk.marks, str(self.layout.root), failed))
         except IndexBusy:
             raise  # another process writes it: never set aside for that (try again later)
         except IndexUnavailable:
@@ -155,7 +157,7 @@ class Catalog:
         self._index = index
         self._reconcile()  # sessions created by other processes while this one was scanning
         return {"sessions": len(rows), "threads": len({r.thread_id for r in rows}),
-                "unindexable": skipped}
+                "unindexable": len(failed)}
 
     def probe(self, path: str, archived: bool) -> SessionRow | str:
         """The index row of the rollout at `path`, or why it has none."""
@@ -165,23 +167,27 @@ class Catalog:
             return "not a rollout file name"
         return probe_named(path, archived=archived, relpath=self.layout.relatives([path])[0])
 
-    def _scan(self, progress: Progress | None) -> tuple[list[SessionRow], int]:
-        """Index rows for every rollout on disk, and how many files could not be indexed."""
+    def _scan(self) -> list[SessionRow]:
+        """Index rows for every rollout on disk."""
+        return self._probe_all(self.layout.scan_rollouts(), None)[0]
+
+    def _probe_all(self, found: list[tuple[str, bool]],
+                   progress: Progress | None) -> tuple[list[SessionRow], list[str]]:
+        """Index rows for the rollouts `found` (path, archived), and the files that have none."""
         from .probe import probe_named
 
-        found = self.layout.scan_rollouts()
         relpaths = self.layout.relatives([path for path, _ in found])
-        rows, skipped = [], 0
+        rows, failed = [], []
         for number, ((path, archived), relpath) in enumerate(zip(found, relpaths, strict=True),
                                                              start=1):
             row = probe_named(path, archived=archived, relpath=relpath)
             if isinstance(row, SessionRow):
                 rows.append(row)
             else:
-                skipped += 1
+                failed.append(path)
             if progress and (number % 50 == 0 or number == len(found)):
                 progress(number, len(found))
-        return rows, skipped
+        return rows, failed
 
     def mark_pending(self, session: str, path: Path) -> Path:
         """A marker naming a new session's rollout, until the index holds its row."""

@@ -66,19 +66,23 @@ def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[s
                 summary: dict[str, Any] | None = None) -> SessionRow:
     """The index row of a session from its meta and its last record (`path` store-relative)."""
     last = last or meta
-    get = meta.get
-    baseline = get("baseline")
-    branch = baseline.get("branch") if isinstance(baseline, dict) else None
-    if summary is None and last.get("type") == "snapshot":
-        summary = (last.get("state") or {}).get("summary")
-    first_seq, last_seq = get("seq", 0), last.get("seq", 0)
+    get, last_get = meta.get, last.get
+    baseline, started = get("baseline"), get("ts")
+    if isinstance(baseline, dict):
+        branch, repo = baseline.get("branch"), repo_key(meta)
+    else:
+        branch = repo = None
+    if summary is None and last_get("type") == "snapshot":
+        summary = (last_get("state") or {}).get("summary")
+    first_seq, last_seq = get("seq", 0), last_get("seq", 0)
+    agent = get("agent")
     return session_row_of({
         "session_id": meta["session_id"], "thread_id": meta["thread_id"], "path": path,
-        "agent": str(get("agent") or NATIVE), "archived": archived, "started_at": get("ts"),
-        "last_activity": last.get("ts") or get("ts"), "resumed_from": get("resumed_from"),
-        "forked_from": get("forked_from"), "source": get("source", "startup"), "cwd": get("cwd"),
-        "repo_key": repo_key(meta), "branch": branch,
-        "title": (summary or {}).get("title") or get("title"), "first_seq": first_seq,
+        "agent": NATIVE if not agent else str(agent), "archived": archived,
+        "started_at": started, "last_activity": last_get("ts") or started,
+        "resumed_from": get("resumed_from"), "forked_from": get("forked_from"),
+        "source": get("source", "startup"), "cwd": get("cwd"), "repo_key": repo, "branch": branch,
+        "title": (summary and summary.get("title")) or get("title"), "first_seq": first_seq,
         "last_seq": last_seq, "event_count": last_seq - first_seq, "size": size, "inode": inode,
         "status": status, "summary": summary, "imported": False,
     })
@@ -92,7 +96,7 @@ def probe(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str
 
 
 def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow | str:
-    """`probe` of a file whose name is a rollout's (`Layout.scan_rollouts` matched it)."""
+    """`probe` of a file whose name is a rollout's (a tree walk matched it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -107,7 +111,8 @@ def probe_named(path: Path | str, *, archived: bool, relpath: str) -> SessionRow
             if not more:
                 break
             head += more
-        first = head.split(b"\n", 1)[0] if b"\n" in head else b""
+        cut = head.find(b"\n")
+        first = head[:cut] if cut >= 0 else b""
         meta, legacy, status = decode(first), False, "ok"
         if meta is None:
             meta, legacy = parse_legacy(first), True

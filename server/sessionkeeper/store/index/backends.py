@@ -52,7 +52,7 @@ class SqliteBackend:
                 db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('version', ?)", (str(INDEX_VERSION),))
                 with rewrite_cache(db):
-                    fill_rows(db, rows)
+                    fill_rows(db, rows, only=True)
                 db.commit()
             finally:
                 db.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .rows import FileCheckpoint, ListQuery, SessionRow, ThreadRow, TreeMarks
+from .rows import DirMark, FileCheckpoint, ListQuery, SessionRow, ThreadRow, TreeMarks
 
 
 class Index(Protocol):
@@ -19,9 +19,11 @@ class Index(Protocol):
         """Insert or update session rows and refresh their threads, atomically."""
         ...
 
-    def replace_all(self, rows: Sequence[SessionRow]) -> None:
+    def replace_all(self, rows: Sequence[SessionRow], *,
+                    tree: dict[str, DirMark] | None = None) -> None:
         """Replace every row of Session Keeper's own rollouts atomically (readers see the old or the
-        new index); imported agent files and their rows are kept (their checkpoints vouch for them)."""
+        new index); imported agent files and their rows are kept (their checkpoints vouch for them).
+        The tree marks become `tree` (the directories `rows` were listed from), else none."""
         ...
 
     def import_files(self, files: Sequence[FileCheckpoint], rows: Sequence[SessionRow], *,

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from ...errors import IndexUnavailable
 from .rows import (
     MAX_LIMIT,
+    DirMark,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -53,14 +54,15 @@ class MemoryIndex:
             self._threads.pop(thread, None)
         self._threads.update({t.thread_id: t for t in threads_of(mine)})
 
-    def replace_all(self, rows: Sequence[SessionRow]) -> None:
-        """Replace every row of our own rollouts (imported ones are kept)."""
+    def replace_all(self, rows: Sequence[SessionRow], *,
+                    tree: dict[str, DirMark] | None = None) -> None:
+        """Replace every row of our own rollouts (imported ones are kept); marks: `tree` or none."""
         self._check()
         self.writes += 1
         kept = [s for s in self._sessions.values() if s.imported]
         self._sessions = {r.session_id: r for r in [*kept, *rows]}
         self._threads = {t.thread_id: t for t in threads_of(self._sessions.values())}
-        self._tree = TreeMarks(self._tree.generation + 1, {})
+        self._tree = TreeMarks(self._tree.generation + 1, dict(tree or {}))
 
     def forget(self, thread_id: str) -> None:
         """Remove a thread, its sessions and the agent files that made them."""

@@ -15,6 +15,7 @@ from .memory import MemoryIndex
 from .rows import (
     MAX_LIMIT,
     NO_MARKS,
+    DirMark,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -57,8 +58,9 @@ class OverlayIndex:
         self._gone_threads.add(thread_id)
         self._gone_files |= {f.path for f in self.agent_files() if f.session_id in self._hidden}
 
-    def replace_all(self, rows: Sequence[SessionRow]) -> None:
-        """Forget the base's own rollouts; the overlay holds them (imported files are kept)."""
+    def replace_all(self, rows: Sequence[SessionRow], *,
+                    tree: dict[str, DirMark] | None = None) -> None:
+        """Forget the base's own rollouts; the overlay holds them (imported files kept; marks never)."""
         imported = [s for s in self.sessions() if s.imported]
         files = self.agent_files(checkpoints=True)
         self._replaced = True

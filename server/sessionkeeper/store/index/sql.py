@@ -55,6 +55,8 @@ SAVE_TREE_MARKS = ("INSERT INTO meta(key, value) SELECT 'tree', ? WHERE coalesce
                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value")
 """The tree marks, kept only while the generation is the one they were read with (one statement:
 a forget committed meanwhile makes it write nothing)."""
+KEEP_TREE_MARKS = "INSERT OR REPLACE INTO meta VALUES('tree', ?)"
+"""The tree marks, written in the transaction that wrote the rows they vouch for."""
 VOID_TREE_MARKS = ("INSERT INTO meta VALUES('tree_generation', '1') ON CONFLICT(key) "
                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                    "DELETE FROM meta WHERE key = 'tree'")
@@ -63,11 +65,13 @@ UPSERT_SESSION = _insert("sessions", SESSION_COLUMNS, upsert=True)
 INSERT_SESSION = _insert("sessions", SESSION_COLUMNS)
 INSERT_THREAD = _insert("threads", THREAD_COLUMNS)
 INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
-LONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
+ALONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
 SELECT thread_id, agent, CASE WHEN title <> '' THEN title END, cwd, repo_key, branch, started_at,
        nullif(last_activity, ''), archived, session_id, 1, event_count, status IS NOT 'ok',
        forked_from, summary, imported
-FROM sessions {{where}} GROUP BY thread_id HAVING count(*) = 1"""
+FROM sessions"""
+"""`threads_of` for every session, when each is the only one of its thread (nothing to group)."""
+LONE_THREADS = ALONE_THREADS + " {where} GROUP BY thread_id HAVING count(*) = 1"
 """`threads_of` for every thread (of those `{where}` selects) with one session: that session names
 it. Most threads have one; a thread of several goes through `threads_of` itself (`SHARED_SESSIONS`)."""
 SHARED_SESSIONS = ("SELECT * FROM sessions WHERE thread_id IN (SELECT thread_id FROM sessions "

@@ -21,6 +21,7 @@ from ...errors import IndexUnavailable
 from .connection import connect, connect_read_only, unavailable
 from .rows import (
     MAX_LIMIT,
+    DirMark,
     FileCheckpoint,
     ListQuery,
     SessionRow,
@@ -29,6 +30,7 @@ from .rows import (
     threads_of,
 )
 from .sql import (
+    ALONE_THREADS,
     FILE_COLUMNS,
     INDEX_NAMES,
     INDEX_VERSION,
@@ -36,6 +38,7 @@ from .sql import (
     INSERT_FILE,
     INSERT_SESSION,
     INSERT_THREAD,
+    KEEP_TREE_MARKS,
     LONE_THREADS,
     SAVE_TREE_MARKS,
     SCHEMA,
@@ -130,20 +133,23 @@ class SqliteIndex:
         except sqlite3.Error as exc:
             raise unavailable("index update failed", exc) from exc
 
-    def replace_all(self, rows: Sequence[SessionRow]) -> None:
+    def replace_all(self, rows: Sequence[SessionRow], *,
+                    tree: dict[str, DirMark] | None = None) -> None:
         """Replace every row of our own rollouts in one transaction (other processes see the old
-        or the new index); imported agent files and their rows are kept."""
+        or the new index); imported agent files and their rows are kept; `tree`: the marks kept."""
         try:
             with self.db, rewrite_cache(self.db):
                 if not self.db.in_transaction:  # one transaction from the first statement on
                     self.db.execute("BEGIN IMMEDIATE")
                 for name in INDEX_NAMES:  # bulk insert first, secondary indexes after
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1")
-                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept.fetchone()
+                kept = self.db.execute("SELECT 1 FROM sessions WHERE imported = 1 LIMIT 1").fetchone()
+                self.db.execute("DELETE FROM sessions WHERE imported = 0" if kept
                                 else "DELETE FROM sessions")  # nothing kept: a truncation
                 _void_tree_marks(self.db)
-                fill_rows(self.db, rows)
+                fill_rows(self.db, rows, only=kept is None)
+                if tree is not None:  # in this transaction: they vouch for exactly these rows
+                    self.db.execute(KEEP_TREE_MARKS, (_marks_text(tree),))
         except sqlite3.Error as exc:
             raise unavailable("index rebuild failed", exc) from exc
 
@@ -284,10 +290,10 @@ class SqliteIndex:
 
     def save_tree_marks(self, marks: TreeMarks) -> bool:
         """Keep the marks in one statement, unless a forget or rebuild came in between."""
-        text = orjson.dumps({k: list(v) for k, v in marks.dirs.items()}).decode()
         try:
             with self.db:
-                return self.db.execute(SAVE_TREE_MARKS, (text, marks.generation)).rowcount > 0
+                return self.db.execute(SAVE_TREE_MARKS, (_marks_text(marks.dirs),
+                                                         marks.generation)).rowcount > 0
         except sqlite3.Error as exc:
             raise unavailable("index update failed", exc) from exc
 
@@ -310,15 +316,24 @@ def rewrite_cache(db: sqlite3.Connection) -> Iterator[None]:
         db.execute(f"PRAGMA cache_size={int(before)}")
 
 
+def _marks_text(dirs: dict[str, DirMark]) -> str:
+    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
+
+
 def _void_tree_marks(db: sqlite3.Connection) -> None:
     for statement in VOID_TREE_MARKS:
         db.execute(statement)
 
 
-def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
-    """Store session rows (beside any already there), derive every thread, build the indexes."""
+def fill_rows(db: sqlite3.Connection, rows: Sequence[SessionRow], *, only: bool) -> None:
+    """Store session rows (`only`: the table holds no others), derive every thread, build the indexes."""
     db.executemany(INSERT_SESSION, [values_of(r) for r in rows])
-    db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
-    _refresh(db, None, rows)
+    if only and len({r.thread_id for r in rows}) == len(rows):  # one session a thread: no grouping
+        db.execute("DELETE FROM threads")
+        db.execute(ALONE_THREADS)
+        db.execute(INDEXES[0])
+    else:
+        db.execute(INDEXES[0])  # sessions by thread: what deriving the threads groups by
+        _refresh(db, None, rows)
     for statement in INDEXES[1:]:  # built once, after the bulk insert
         db.execute(statement)
