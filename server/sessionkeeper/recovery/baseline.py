@@ -46,8 +46,6 @@ def _toplevel(path: str) -> tuple[str, str] | None:
     return None
 
 
-
-
 def _root_commits(top: str, common_dir: str,
                   started: Callable[[], gitrun.GitResult] | None = None) -> list[str]:
     """The commits without parents in HEAD's history, sorted (`started`: that git call, already
