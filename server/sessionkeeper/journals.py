@@ -92,7 +92,7 @@ class Journals:
                 ensure_private_dir(self.store.layout.root / JOURNALS, within=self.store.layout.root)
             make = cast("type[Keeper]", type(self))  # the Keeper this mixin is part of
             cache[name] = make(root, durability=self.durability, redact=self.policy.redact,
-                               client=self.client, read_only=self.read_only,
+                               client=lambda: self.client, read_only=self.read_only,
                                content_limit_bytes=self.policy.content_limit_bytes,
                                allow_secret_files=self.policy.allow_secret_files)
         return cache[name]

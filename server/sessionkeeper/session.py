@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import orjson
 
@@ -30,10 +30,10 @@ from .recovery.lifecycle import HookRegistry, HookRun
 from .recovery.state import SessionState
 from .recovery.status import StatusSummary, status_summary
 from .redact import redact_json
-from .schema import Event, Lifecycle
 from .store.recorder import Ack
 
 if TYPE_CHECKING:
+    from .schema import Event
     from .store.reader import Rollout
     from .store.writer import SessionWriter
 
@@ -174,7 +174,8 @@ class Session(OperationCalls):
               built: bool = False, redact: bool = True) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
-        data = plain(event) if isinstance(event, Event) else event
+        schema_record = not isinstance(event, dict) and _is_event(event)
+        data: Record = plain(event) if schema_record else cast("Record", event)
         kind = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str) and kind.__class__ is not str:  # a str Enum, a crafted string:
             kind = str.__str__(kind)  # the text orjson writes, as every check below sees it
@@ -185,7 +186,7 @@ class Session(OperationCalls):
             if kind in _COMPLETED:
                 data = self._completed(kind, data, content=content, own=own)
         # one built here was checked by its dataclass; what arrives is validated (pydantic)
-        body = own_body(data) if built or (own and isinstance(event, Event)) else _validated(data)
+        body = own_body(data) if built or (own and schema_record) else _validated(data)
         return str(kind), redact_json(body) if redact and self.policy.redact else body
 
     def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
@@ -268,6 +269,8 @@ class Session(OperationCalls):
     def transition(self, source: Source, reason: str, *, decision: str | None = None,
                    context: Record | None = None) -> Transition:
         """Record a lifecycle event durably, then fire the hooks for `source` (failures isolated)."""
+        from .schema import Lifecycle
+
         ack = self._record([Lifecycle(source=source, reason=reason, decision=decision)],
                            durability=Durability.DURABLE, own=True)[0]
         run = self.hooks.run(source, {"thread_id": self.thread_id, "session_id": self.session_id,
@@ -358,6 +361,13 @@ class Session(OperationCalls):
 
 
 _event_body: Callable[[Any], bytes] | None = None
+
+
+def _is_event(value: object) -> bool:
+    """True for a schema record (loaded only then: a tool hook records plain dicts only)."""
+    from .schema import Event
+
+    return isinstance(value, Event)
 
 
 def _reads_file(event: Record | Event) -> bool:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sessionkeeper.api import Keeper
+
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
 PROBE = """
 import io, json, sys
@@ -161,8 +163,10 @@ def test_the_start_hook_of_a_new_session_validates_nothing_with_pydantic(
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["code"] == 0
     assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
-    seen = [r["path"] for r in records(store_dir, agent, SID) if r.get("change") == "seen"]
-    assert seen == ["payment.py"]
+    written = records(store_dir, agent, SID)
+    assert [r["path"] for r in written if r.get("change") == "seen"] == ["payment.py"]
+    meta = Keeper(store_dir, read_only=True).journal_rollouts(agent, SID)[0].meta
+    assert meta is not None and meta["client"]["name"] == "sessionkeeper-hook"
 
 
 @pytest.mark.parametrize("tool", ["Write", "Bash", "TodoWrite"])
@@ -188,5 +192,7 @@ def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path
         out = json.loads(done.stdout.splitlines()[-1])
         assert out["code"] == 0
         assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
+        # nor a record class of the schema: it records dicts into a journal that exists
+        assert [m for m in out["modules"] if m.startswith("sessionkeeper.schema.")] == []
     kinds = [r["type"] for r in records(store_dir, "claude", SID)]
     assert kinds.count("operation") == 2

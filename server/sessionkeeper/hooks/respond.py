@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..api import Keeper
     from ..events import Source
     from ..recovery.report import Report
+    from ..schema import ClientInfo
     from ..session import Session
 
 _JOURNAL_WAIT_S = 3.0
@@ -79,9 +80,15 @@ def _root(store: str | None) -> Path:
 
 def _keeper(store: str | None, *, read_only: bool = False) -> Keeper:
     from ..api import Keeper
+
+    return Keeper(store, client=_client, read_only=read_only)
+
+
+def _client() -> ClientInfo:
+    """Who writes a journal's sessions (asked only when one starts: a tool hook loads no schema)."""
     from ..schema import ClientInfo
 
-    return Keeper(store, client=ClientInfo(name="sessionkeeper-hook"), read_only=read_only)
+    return ClientInfo(name="sessionkeeper-hook")
 
 
 @contextlib.contextmanager
