@@ -55,3 +55,12 @@ def _no_real_agent_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
     for var, name in (("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude")):
         (empty / name).mkdir()
         os.environ[var] = str(empty / name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_background_catch_up() -> None:
+    """Tool hooks started by a test spool only: no detached catch-up folds behind the test's back
+    (tests of the catch-up, and the benchmarks, turn it on for themselves)."""
+    import os
+
+    os.environ.setdefault("SESSIONKEEPER_CATCH_UP", "0")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import errno
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: a tool hook's process imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SessionKeeperError(Exception):

@@ -8,9 +8,14 @@ real git baseline with its SHA), `lifecycle`, `operation`, `file_change` (conten
 store's blobs), `permissions`, `model`, `todo`, `verifier`. The agent-thread check merges them
 with the agent's log (`recovery.sources`) and prefers them: they are exact.
 
+The tool hooks do not write the journal: they spool their calls (`store.spool`, created with the
+journal), and the journal folds them in (`journal_fold`) whenever it is opened for writing —
+first thing, under its lock — and, without writing, whenever it is read.
+
 Invariants: one writer per journal (the thread lock), taken with a short wait because an agent
 may run several hooks at once; a journal is created only under that lock, after checking again
-that no other process created it meanwhile, so it never gets two first sessions.
+that no other process created it meanwhile, so it never gets two first sessions; a journal that
+exists has a spool (so a tool hook that finds none goes the full way, which creates the journal).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import time
 from typing import TYPE_CHECKING, cast
 
 from . import ids
-from .errors import InvalidId, InvalidWorkspace, ThreadBusy, UnknownThread
+from .errors import InvalidId, InvalidWorkspace, SessionKeeperError, ThreadBusy, UnknownThread
+from .store import spool
 from .store.layout import ensure_private_dir
 
 if TYPE_CHECKING:
@@ -94,7 +100,7 @@ class Journals:
             cache[name] = make(root, durability=self.durability, redact=self.policy.redact,
                                client=lambda: self.client, read_only=self.read_only,
                                content_limit_bytes=self.policy.content_limit_bytes,
-                               allow_secret_files=self.policy.allow_secret_files)
+                               allow_secret_files=self.policy.allow_secret_files, spooled=True)
         return cache[name]
 
     def journal(self, agent: str, agent_session_id: str, *,
@@ -103,33 +109,57 @@ class Journals:
         """The writable journal of an agent session: re-opened to append, else created.
 
         Creating needs `workspace` (the session's cwd): its git baseline is captured into the
-        journal's session_meta and the files already changed there are kept as `seen`. Waits up
-        to `wait_s` while another process holds the journal (then ThreadBusy). Close the session
-        (or use it as a context manager) to release it.
+        journal's session_meta and the files already changed there are kept as `seen`. The tool
+        calls its spool holds are folded in first. Waits up to `wait_s` while another process
+        holds the journal (then ThreadBusy). Close the session (or use it as a context manager)
+        to release it.
         """
+        from .journal_fold import fold
+
         thread = _session_id(agent_session_id)
         sub = self.journal_keeper(agent)
         deadline = time.monotonic() + wait_s
         pause = 0.005
         while True:
             try:
-                return _open(sub, agent, thread, workspace)
+                session = _open(sub, agent, thread, workspace)
+                break
             except ThreadBusy:
                 if time.monotonic() >= deadline:
                     raise
                 time.sleep(pause)
                 pause = min(pause * 2, 0.1)
+        try:
+            spool.create(str(sub.store.layout.root), thread)  # a journal from before spools
+            fold(session, str(sub.store.layout.root))
+        except BaseException:
+            session.close()
+            raise
+        return session
 
     def journal_rollouts(self, agent: str, agent_session_id: str) -> list[Rollout]:
-        """Every rollout of an agent session's journal, read in full, oldest first ([] when none)."""
+        """Every rollout of an agent session's journal, read in full, oldest first ([] when none),
+        with its spooled tool calls: folded in first when this Keeper may write and the journal
+        is free, else added to what is read."""
+        from .journal_fold import with_spool
+
         thread = _session_id(agent_session_id)
         if not os.path.isdir(journal_root(self.store.layout.root, agent)):
             return []
         sub = self.journal_keeper(agent)
+        if not self.read_only and _newest(sub, thread) is not None:
+            try:
+                self.journal(agent, thread, wait_s=0).close()
+            except (SessionKeeperError, OSError) as exc:  # busy or unwritable: read as it is
+                import logging  # here: a listing never loads logging
+
+                logging.getLogger("sessionkeeper.journals").info(
+                    "journal of %s session %s not folded now: %s", agent, thread, exc)
         try:
-            return sub.store.read_thread(thread, full=True)
+            rollouts = sub.store.read_thread(thread, full=True)
         except UnknownThread:
             return []
+        return with_spool(rollouts, str(sub.store.layout.root), thread)
 
     def journaled(self, rows: Iterable[ThreadRow]) -> set[str]:
         """The agent threads among `rows` that have a hook journal (their baseline is exact)."""

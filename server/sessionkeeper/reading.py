@@ -73,8 +73,12 @@ class Reading(Starting, Journals, AgentThreads):
 
         self._sync_live(thread_id)
         members, foreign = self.store.chain(thread_id)
-        replayed = replay(self.store.read_thread(thread_id, full=full, rows=members),
-                          log=thread_log(self.store, thread_id))
+        rollouts = self.store.read_thread(thread_id, full=full, rows=members)
+        if self.spooled:
+            from .journal_fold import with_spool
+
+            rollouts = with_spool(rollouts, str(self.store.layout.root), thread_id)
+        replayed = replay(rollouts, log=thread_log(self.store, thread_id))
         replayed.damaged += [
             {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
              "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "

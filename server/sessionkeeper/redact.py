@@ -22,45 +22,56 @@ whose `confirm` pattern matches the encoded body run, on the decoded strings):
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache, cached_property, partial
-from typing import Any
+from functools import cache, partial
 
-import orjson
+TYPE_CHECKING = False  # typing, dataclasses and orjson are not imported: a tool hook loads this
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
-@dataclass(frozen=True)
 class Shape:
-    """A credential recognisable by itself."""
+    """A credential recognisable by itself (a plain class: its patterns compile on first use)."""
 
-    kind: str
-    literals: tuple[bytes, ...]  # lower-case; every match contains one of them
-    pattern: str  # compiled on first use (start-up compiles nothing)
-    confirm: str  # matches the encoded JSON of every string `pattern` matches
-    group: int = 0  # the part of a match that is the secret (-1: the first group that matched)
-    lower: bool = False  # pattern and confirm are written for, and run on, lower-cased text
-    not_after: str = ""  # characters that may not precede a match (a left word boundary)
-    accept: Callable[[str], bool] | None = None  # a last check of the secret (its original case)
+    __slots__ = ("kind", "literals", "pattern", "confirm", "group", "lower", "not_after", "accept",
+                 "_regex", "_confirm_regex")
 
-    @cached_property
+    def __init__(self, kind: str, literals: tuple[bytes, ...], pattern: str, confirm: str,
+                 group: int = 0, lower: bool = False, not_after: str = "",
+                 accept: Callable[[str], bool] | None = None) -> None:
+        self.kind = kind
+        self.literals = literals  # lower-case; every match contains one of them
+        self.pattern = pattern  # compiled on first use (start-up compiles nothing)
+        self.confirm = confirm  # matches the encoded JSON of every string `pattern` matches
+        self.group = group  # the part of a match that is the secret (-1: the first group matched)
+        self.lower = lower  # pattern and confirm are written for, and run on, lower-cased text
+        self.not_after = not_after  # characters that may not precede a match (a word boundary)
+        self.accept = accept  # a last check of the secret (its original case)
+        self._regex: re.Pattern[str] | None = None
+        self._confirm_regex: re.Pattern[bytes] | None = None
+
+    @property
     def regex(self) -> re.Pattern[str]:
         """The compiled pattern."""
-        return re.compile(self.pattern)
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
 
-    @cached_property
+    @property
     def confirm_regex(self) -> re.Pattern[bytes]:
         """The compiled confirmation pattern (for bytes)."""
-        return re.compile(self.confirm.encode())
+        if self._confirm_regex is None:
+            self._confirm_regex = re.compile(self.confirm.encode())
+        return self._confirm_regex
 
 
 def _basic_credentials(text: str) -> bool:
+    import base64
+    import binascii
+
     try:
         decoded = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
     except (binascii.Error, ValueError):
@@ -72,13 +83,13 @@ _NOT_SECRETS = frozenset({"none", "null", "nil", "true", "false", "undefined", "
                           "optional", "string", "redacted", "changeme"})
 
 
-_RANDOM_RUN = re.compile(r"[A-Za-z0-9]{16}")
+_RANDOM_RUN = r"[A-Za-z0-9]{16}"
 
 
 def _random_run(text: str) -> bool:
     """An `sk-` key holds a random run of 16+ letters and digits; hyphenated words (a project
     named `sk-learn-experiments-2024`, a path) do not."""
-    return _RANDOM_RUN.search(text) is not None
+    return re.search(_RANDOM_RUN, text) is not None  # re's cache: compiled once, on first use
 
 
 def _assigned(text: str) -> bool:
@@ -176,7 +187,7 @@ _B64 = frozenset((_ALNUM + "/+").encode())
 _RUN_TABLE = bytes(0x61 if b in _B64 else 0x20 for b in range(256))
 _RUN = b"a" * 40
 _BOUNDED = tuple((width, b" " + b"a" * width + b" ") for width in (40, 41, 45))
-_PLACEHOLDER = re.compile(r"\[REDACTED:[A-Za-z0-9_.\-]+:[0-9a-f]{8}\]")
+_PLACEHOLDER = r"\[REDACTED:[A-Za-z0-9_.\-]+:[0-9a-f]{8}\]"  # compiled on first use (re's cache)
 _SECRET_KEY_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey",
                        "api-key", "private_key", "access_key", "secret_key", "master_key",
                        "authorization", "credentials", "accountkey", "sharedaccesskey", "cookie",
@@ -191,18 +202,22 @@ def secret_key(key: str) -> bool:
 
 def placeholder(kind: str, secret: str) -> str:
     """The text that stands in for a redacted secret."""
+    import hashlib  # here: a body with no secret never loads OpenSSL
+
     digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"[REDACTED:{kind}:{digest}]"
 
 
-@dataclass(frozen=True)
 class _Plan:
     """What a body needs: the shapes it may hold, whether a bare AWS key may be in it, whether a
     key is secret by name."""
 
-    shapes: tuple[Shape, ...]
-    runs: bool
-    names: bool
+    __slots__ = ("shapes", "runs", "names")
+
+    def __init__(self, shapes: tuple[Shape, ...], runs: bool, names: bool) -> None:
+        self.shapes = shapes
+        self.runs = runs
+        self.names = names
 
     @property
     def empty(self) -> bool:
@@ -223,15 +238,25 @@ def _automaton() -> tuple[Any, tuple[int, ...]]:
 _NOTHING = _Plan((), False, False)
 
 
-def _plan(encoded: bytes) -> _Plan:
+def _hits(low: bytes, *, once: bool) -> set[int]:
+    """The owners (shape index, -1 for a key mark) of every literal that occurs in `low`; `once`:
+    the process redacts this one body (a tool hook), so a small one is searched literal by
+    literal rather than by building the Aho-Corasick automaton."""
+    if once and len(low) <= 16384:
+        return {n for lit, n in _LITERALS if lit in low} | (
+            {-1} if any(mark in low for mark in _KEY_MARKS) else set())
+    automaton, owners = _automaton()
+    return {owners[i] for i, _start, _end in
+            automaton.find_matches_as_indexes(low, overlapping=True)}
+
+
+def _plan(encoded: bytes, *, once: bool = False) -> _Plan:
     """One pass over the lower-cased bytes for every literal, then each shape found confirmed."""
     low = encoded.lower()
-    automaton, owners = _automaton()
-    found = automaton.find_matches_as_indexes(low, overlapping=True)
+    hits = _hits(low, once=once)
     runs = _has_run(encoded)
-    if not found and not runs:
+    if not hits and not runs:
         return _NOTHING  # the common case
-    hits = {owners[i] for i, _start, _end in found}
     shapes = tuple(SHAPES[n] for n in sorted(hits - {-1})
                    if SHAPES[n].confirm_regex.search(low if SHAPES[n].lower else encoded))
     return _Plan(shapes, runs, -1 in hits)
@@ -323,8 +348,8 @@ def _redact_str(text: str, plan: _Plan) -> str:
         if "[REDACTED:" not in text:
             text = step(text)
             continue
-        kept = _PLACEHOLDER.findall(text)
-        pieces = [step(piece) for piece in _PLACEHOLDER.split(text)]
+        kept = re.findall(_PLACEHOLDER, text)
+        pieces = [step(piece) for piece in re.split(_PLACEHOLDER, text)]
         text = "".join(piece + (kept[i] if i < len(kept) else "") for i, piece in enumerate(pieces))
     return text
 
@@ -332,7 +357,7 @@ def _redact_str(text: str, plan: _Plan) -> str:
 def _hide(value: Any, kind: str) -> Any:
     """Every leaf of a value stored under a secret-named key, replaced."""
     if isinstance(value, str):
-        return value if not value or _PLACEHOLDER.fullmatch(value) else placeholder(kind, value)
+        return value if not value or re.fullmatch(_PLACEHOLDER, value) else placeholder(kind, value)
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
@@ -367,10 +392,19 @@ def redact_text(text: str) -> str:
 
 def redact_value(value: Any, key: str | None = None) -> Any:
     """Return `value` (any JSON value) with secrets replaced, recursing into lists and dicts."""
+    import orjson
+
     if key is not None and secret_key(key):
         return _hide(value, key.lower())
     plan = _plan(orjson.dumps(value))
     return value if plan.empty else _walk(value, plan)
+
+
+def redact_decoded(value: Any, encoded: bytes) -> Any:
+    """Return `value` with secrets replaced, given its JSON encoding (compact, UTF-8): what a
+    tool hook spools, without orjson."""
+    plan = _plan(encoded, once=True)
+    return value if plan is _NOTHING or plan.empty else _walk(value, plan)
 
 
 def redact_json(body: bytes) -> bytes:
@@ -378,4 +412,6 @@ def redact_json(body: bytes) -> bytes:
     plan = _plan(body)
     if plan is _NOTHING or plan.empty:
         return body
+    import orjson
+
     return orjson.dumps(_walk(orjson.loads(body), plan))

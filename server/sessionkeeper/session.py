@@ -33,6 +33,7 @@ from .redact import redact_json
 from .store.recorder import Ack
 
 if TYPE_CHECKING:
+    from .recovery.content import Captured
     from .schema import Event
     from .store.reader import Rollout
     from .store.writer import SessionWriter
@@ -117,6 +118,13 @@ class Session(OperationCalls):
         return self._record([event], durability=durability, own=False, content=content,
                             built=built)[0]
 
+    def record_captured(self, event: Record, captured: Captured, *,
+                        durability: Durability | None = None) -> Ack:
+        """Record a file_change built from checked values (as `record_built`) whose file a tool
+        hook read at the time of the call: `captured` stands for the file now."""
+        return self._record([event], durability=durability, own=False, content=captured,
+                            built=True)[0]
+
     def record_built(self, events: list[Record | Event], *,
                      durability: Durability | None = None) -> list[Ack]:
         """Append events Session Keeper built itself from checked values (a tool hook's record of
@@ -130,7 +138,8 @@ class Session(OperationCalls):
         return self._record(events, durability=durability, own=True)
 
     def _record(self, events: list[Record | Event], *, durability: Durability | None,
-                own: bool, content: bytes | None = None, built: bool = False) -> list[Ack]:
+                own: bool, content: bytes | Captured | None = None,
+                built: bool = False) -> list[Ack]:
         return self._write(self._prepared(events, own=own, content=content, built=built),
                            durability)
 
@@ -149,7 +158,7 @@ class Session(OperationCalls):
             self.writer.recorder.sync()
         return out
 
-    def _prepared(self, events: list[Record | Event], *, own: bool, content: bytes | None,
+    def _prepared(self, events: list[Record | Event], *, own: bool, content: bytes | Captured | None,
                   built: bool) -> list[tuple[str, bytes]]:
         """Every event checked and encoded before any is written; in a large batch that Session
         Keeper built (the files seen at start), the files to read are read and stored by a few
@@ -170,7 +179,8 @@ class Session(OperationCalls):
             done = [None if i in pending else body(event) for i, event in enumerate(events)]
             return [pending[i].result() if b is None else b for i, b in enumerate(done)]
 
-    def _body(self, event: Record | Event, *, own: bool = False, content: bytes | None = None,
+    def _body(self, event: Record | Event, *, own: bool = False,
+              content: bytes | Captured | None = None,
               built: bool = False, redact: bool = True) -> tuple[str, bytes]:
         """(type, the encoded and redacted body); Session Keeper's own record types are refused
         (`built`: made by Session Keeper from checked values, so encoded without validation)."""
@@ -189,7 +199,7 @@ class Session(OperationCalls):
         body = own_body(data) if built or (own and schema_record) else _validated(data)
         return str(kind), redact_json(body) if redact and self.policy.redact else body
 
-    def _completed(self, kind: object, event: Record, *, content: bytes | None = None,
+    def _completed(self, kind: object, event: Record, *, content: bytes | Captured | None = None,
                    own: bool = False) -> Record:
         """An event with what the contract needs filled in or checked against the thread."""
         if kind == "operation":

@@ -143,11 +143,14 @@ def test_a_tag_named_like_the_branch_is_no_branch_drift(store_dir, repo):
     git(repo, "tag", "fix/payment")
     report = keeper.check_resume(before.thread_id, workspace=str(repo))
     assert (report.verdict, report.differences) == ("ok", [])
-    from sessionkeeper.hooks.tools import _head_moved
+    from sessionkeeper.journal_fold import _head_moved
+    from sessionkeeper.recovery import gitrun, queries
 
     with keeper.start(repo) as after:
         assert after.state["worktree"].recorded().branch == "fix/payment"
-        assert not _head_moved(after, str(repo))  # an agent's shell tool: no baseline refresh
+        call = {"cwd": str(repo), "git": {"head": gitrun.run(str(repo), *queries.HEAD).text()}}
+        assert not _head_moved(call, after.state, after.workspace)  # an agent's shell tool:
+        # no baseline refresh
 
 
 def test_checked_from_another_directory_of_the_repository_files_are_compared_where_they_are(

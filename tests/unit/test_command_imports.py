@@ -196,3 +196,52 @@ def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path
         assert [m for m in out["modules"] if m.startswith("sessionkeeper.schema.")] == []
     kinds = [r["type"] for r in records(store_dir, "claude", SID)]
     assert kinds.count("operation") == 2
+
+
+THIN_HOOK = {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.errors", "sessionkeeper.hooks",
+             "sessionkeeper.hooks.fast", "sessionkeeper.hooks.spooling", "sessionkeeper.hooks.capture",
+             "sessionkeeper.hooks.catch_up", "sessionkeeper.hooks.limits",
+             "sessionkeeper.hooks.payload", "sessionkeeper.hooks.spawn", "sessionkeeper.hooks.tally",
+             "sessionkeeper.recovery",
+             "sessionkeeper.recovery.content_rules", "sessionkeeper.recovery.git_env",
+             "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.store",
+             "sessionkeeper.store.blob_stash", "sessionkeeper.store.home", "sessionkeeper.store.spool",
+             "sessionkeeper.tool_calls"}
+"""Every module of ours a tool hook may load (issue 26: the thin hook)."""
+NOT_IN_A_TOOL_HOOK = {"dataclasses", "typing", "subprocess", "pathlib", "orjson", "pydantic",
+                      "platformdirs", "zstandard", "filelock", "sqlite3", "hashlib", "inspect",
+                      "threading", "ahocorasick_rs", "tempfile", "uuid", "datetime"}
+"""What a tool hook never loads: each costs it milliseconds (typing ~2, subprocess ~4, dataclasses
+with inspect ~5, hashlib's OpenSSL ~2, orjson with what it loads ~10, zstandard with platform ~6)."""
+
+
+@pytest.mark.parametrize("tool", ["Edit", "Bash"])
+def test_a_tool_hook_loads_a_handful_of_modules_and_spools_the_call(repo: Path, store_dir: Path,
+                                                                    tool: str) -> None:
+    """Fixture: `repo`, a Claude Code session started by its hook; the Pre- and PostToolUse of an
+    Edit (its file rewritten between them) or of a Bash call, each a fresh process."""
+    from sessionkeeper.store import spool
+    from tests.unit._hooks import SID, call, payload
+
+    call("claude", "SessionStart", repo, store_dir, source="startup")
+    tool_input = ({"file_path": str(repo / "payment.py")} if tool == "Edit"
+                  else {"command": "touch made.txt"})
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for event in ("PreToolUse", "PostToolUse"):
+        if event == "PostToolUse":
+            (repo / ("payment.py" if tool == "Edit" else "made.txt")).write_text("new\n")
+        stdin = json.dumps(payload("claude", event, repo, tool_name=tool, tool_input=tool_input,
+                                   tool_use_id="toolu_1", tool_response={"ok": True}))
+        done = subprocess.run([sys.executable, "-c", HOOK_PROBE, "hook", "--store",
+                               str(store_dir), "claude", event, stdin], env=env,
+                              capture_output=True, text=True, check=True)
+        out = json.loads(done.stdout.splitlines()[-1])
+        assert out["code"] == 0 and done.stderr == ""
+        ours = {m for m in out["modules"] if m.startswith("sessionkeeper")}
+        assert ours <= THIN_HOOK, sorted(ours - THIN_HOOK)
+        assert NOT_IN_A_TOOL_HOOK & set(out["modules"]) == set()
+    calls = spool.read(spool.spool_path(str(store_dir / "journals" / "claude"), SID)).calls
+    assert [(c["event"], c["call"]) for _end, c in calls] == [("PreToolUse", "toolu_1"),
+                                                             ("PostToolUse", "toolu_1")]
+    changed = "payment.py" if tool == "Edit" else "made.txt"
+    assert changed in calls[1][1]["files"]  # type: ignore[operator]  # read at the call

@@ -22,8 +22,6 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from ..errors import SessionKeeperError
-
 MODULES = ("serve", "store_commands", "content", "agents", "hooks")
 """The modules that add subcommands, in the order `--help` lists them."""
 COMMANDS = {
@@ -64,9 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sessionkeeper` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"]:  # an agent's hook: a fast start, and never argparse's exit 2
-        from ..hooks.entry import main as hook
+        from ..hooks.payload import TOOL_EVENTS
 
         _no_collection_at_exit()
+        if args_list[-1:] and args_list[-1] in TOOL_EVENTS:  # every tool call: the thin hook
+            from ..hooks.fast import main as tool_hook
+
+            return tool_hook(args_list[1:])
+        from ..hooks.entry import main as hook
+
         return hook(args_list[1:])
     from . import check
     from .common import emit, parser_with
@@ -75,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = ["serve", *args_list]  # the default command (and what editors launch)
     if args_list[0] != "serve":
         _no_collection_at_exit()
+    from ..errors import SessionKeeperError
+
     parser = parser_with(command_modules(args_list), top=check.add_top,
                          only=named_commands(args_list) or None)
     args = parser.parse_args(args_list)

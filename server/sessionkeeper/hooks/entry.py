@@ -18,11 +18,8 @@ from pathlib import Path
 
 from ..errors import HookInputInvalid, SessionKeeperError
 from . import answers
-from .limits import BUDGET_S
-from .payload import MAX_STDIN, SHELL_TOOLS, HookInput, parse
-
-ENV_BUDGET = "SESSIONKEEPER_HOOK_BUDGET_S"
-USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
+from .limits import budget_of
+from .payload import MAX_STDIN, SHELL_TOOLS, HookInput, hook_args, parse
 
 
 class _Watchdog:
@@ -67,29 +64,6 @@ def _line(text: str) -> None:
         os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
 
 
-def budget_of(event: str, env: dict[str, str] | None = None) -> float:
-    """The event's hard time limit; $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
-    budget = BUDGET_S.get(event, 4.0)
-    raw = (os.environ if env is None else env).get(ENV_BUDGET, "")
-    try:
-        lower = float(raw) if raw.strip() else budget
-    except ValueError:
-        return budget
-    return min(budget, lower) if lower > 0 else budget
-
-
-def _args(argv: list[str]) -> tuple[str | None, str, str]:
-    """(--store, agent, event) from the argv after `hook`; HookInputInvalid for anything else."""
-    rest, store = list(argv), None
-    if rest[:1] == ["--store"] and len(rest) >= 2:
-        store, rest = rest[1], rest[2:]
-    elif rest[:1] and rest[0].startswith("--store="):
-        store, rest = rest[0].split("=", 1)[1], rest[1:]
-    if len(rest) != 2:
-        raise HookInputInvalid(USAGE)
-    return store, rest[0], rest[1]
-
-
 def _look_ahead(hook: HookInput) -> None:
     """Start the git commands the call will ask now — a new session's start: its baseline and
     the changed files; a shell call's end: the changed files — so git answers while the
@@ -107,10 +81,11 @@ def _stdin() -> bytes:
     return data
 
 
-def main(argv: list[str]) -> int:
-    """Answer one hook call; always 0 (the agent is never told we failed by an exit status)."""
+def main(argv: list[str], *, stdin: bytes | None = None) -> int:
+    """Answer one hook call; always 0 (the agent is never told we failed by an exit status).
+    `stdin`: the call's input when the thin tool hook (`fast`) has read it already."""
     try:
-        store, agent, event = _args(argv)
+        store, agent, event = hook_args(argv)
     except HookInputInvalid as exc:
         _line(f"sessionkeeper hook: ignored: {exc}")
         return 0
@@ -123,7 +98,7 @@ def main(argv: list[str]) -> int:
     watchdog = _Watchdog(budget_of(event), where, timed_out)
     hook = None
     try:
-        hook = parse(agent, event, _stdin())
+        hook = parse(agent, event, _stdin() if stdin is None else stdin)
         _look_ahead(hook)
         from .respond import respond
 

@@ -6,7 +6,8 @@ prompt, the tool call (`tool_use_id` — Codex sends its `call_id` there — `to
 `tool_input`, `tool_response`, a failure's `error`), the compaction `trigger`, the SessionEnd
 `reason`. Everything else is ignored. Invariant: a `HookInput` names a known agent and event, a
 canonical lowercase UUID session id and an absolute cwd; anything else is a HookInputInvalid
-saying exactly what is wrong, and nothing is recorded for it. Stdlib only (json, re): the hook is a CLI start.
+saying exactly what is wrong, and nothing is recorded for it. Stdlib only (json, re), and no
+dataclass (whose module loads `inspect`): every tool call of the agent starts this.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
-from typing import Any
 
 from ..errors import HookInputInvalid
+from ..tool_calls import EDIT_TOOLS, SHELL_TOOLS, TODO_TOOLS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["AGENTS", "EDIT_TOOLS", "EVENTS", "MAX_STDIN", "SHELL_TOOLS", "START_SOURCES",
+           "TODO_TOOLS", "TOOL_EVENTS", "USAGE", "HookInput", "hook_args", "parse", "session_id_of"]
 
 AGENTS = ("claude", "codex")
 """The agents whose hooks Session Keeper answers."""
@@ -29,25 +36,29 @@ START_SOURCES = ("startup", "resume", "clear", "compact", "fork")
 """SessionStart's `source` values (Claude reports a fork as `fork` since v2.1.214)."""
 MAX_STDIN = 32 << 20
 """Bytes of stdin read at most (a PostToolUse of a large tool result stays below this)."""
-EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
-"""Claude Code's file tools and the input field naming the file."""
-SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell", "shell_command", "local_shell",
-                         "unified_exec"})
-"""Tools that run commands (any file may change): both agents report theirs as `Bash`."""
-TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
-"""Tools that keep a todo list or plan."""
-
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_CALL = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_CALL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+"""The events of a tool call (answered by the thin hook, `hooks.fast`)."""
+_SURROGATE_ESCAPE = rb"\\u[dD][89a-fA-F]"
+_LONE_SURROGATE = "[\ud800-\udfff]"
+"""Compiled only for an input that may hold a lone surrogate (no regex compiles at a hook's start)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+def _is_uuid(raw: str) -> bool:
+    """True for 8-4-4-4-12 hex digits (either case)."""
+    return (len(raw) == 36 and all(raw[i] == "-" for i in (8, 13, 18, 23))
+            and set(raw[:8] + raw[9:13] + raw[14:18] + raw[19:23] + raw[24:]) <= _HEX)
+
+
 class HookInput:
-    """One hook call, checked: who calls, for which session and where, and the event's fields."""
+    """One hook call, checked: who calls, for which session and where, and the event's fields.
+
+    A plain class (fields set once by `parse`, then only read), not a dataclass: see the module."""
+
+    __slots__ = ("agent", "event", "session_id", "cwd", "transcript_path", "source", "prompt",
+                 "tool_use_id", "tool_name", "tool_input", "tool_response", "error", "trigger",
+                 "reason", "model", "permission_mode")
 
     agent: str
     event: str
@@ -55,24 +66,59 @@ class HookInput:
     """The agent's session id (canonical lowercase UUID): the key of Session Keeper's journal."""
     cwd: str
     """The directory the agent runs in (absolute)."""
-    transcript_path: str | None = None
-    source: str | None = None
+    transcript_path: str | None
+    source: str | None
     """SessionStart: startup, resume, clear, compact or fork."""
-    prompt: str | None = None
+    prompt: str | None
     """UserPromptSubmit: what the user typed."""
-    tool_use_id: str | None = None
+    tool_use_id: str | None
     """Pre/PostToolUse(Failure): the agent's id of the call (Claude `toolu_…`, Codex `call_…`)."""
-    tool_name: str | None = None
-    tool_input: Any = None
-    tool_response: Any = None
-    error: str | None = None
+    tool_name: str | None
+    tool_input: Any
+    tool_response: Any
+    error: str | None
     """PostToolUseFailure: what failed (e.g. "Exit code 3")."""
-    trigger: str | None = None
+    trigger: str | None
     """Pre/PostCompact: manual or auto."""
-    reason: str | None = None
+    reason: str | None
     """SessionEnd: why the session ended."""
-    model: str | None = None
-    permission_mode: str | None = None
+    model: str | None
+    permission_mode: str | None
+
+    def __init__(self, **fields: Any) -> None:
+        for name in self.__slots__:
+            object.__setattr__(self, name, fields.pop(name, None))
+        if fields:
+            raise TypeError(f"unknown HookInput fields: {sorted(fields)}")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"HookInput is read-only ({name})")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__
+                          if getattr(self, n) is not None)
+        return f"HookInput({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookInput) and all(
+            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # holds JSON values (dicts): not hashable
+
+
+USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
+
+
+def hook_args(argv: list[str]) -> tuple[str | None, str, str]:
+    """(--store, agent, event) from the argv after `hook`; HookInputInvalid for anything else."""
+    rest, store = list(argv), None
+    if rest[:1] == ["--store"] and len(rest) >= 2:
+        store, rest = rest[1], rest[2:]
+    elif rest[:1] and rest[0].startswith("--store="):
+        store, rest = rest[0].split("=", 1)[1], rest[1:]
+    if len(rest) != 2:
+        raise HookInputInvalid(USAGE)
+    return store, rest[0], rest[1]
 
 
 def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -92,7 +138,7 @@ def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | No
 
 def session_id_of(raw: object) -> str:
     """The canonical lowercase form of a hook's session id; HookInputInvalid if it is no UUID."""
-    if not isinstance(raw, str) or not _UUID.fullmatch(raw):
+    if not isinstance(raw, str) or not _is_uuid(raw):
         shown = repr(raw) if len(repr(raw)) <= 60 else repr(raw)[:57] + "..."
         raise HookInputInvalid(f"session_id {shown} is not a UUID")
     return raw.lower()
@@ -102,7 +148,7 @@ def _without_lone_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate (JSON lets `\\ud83d` stand alone; node writes one for
     an emoji cut in half) replaced by U+FFFD, so it can be recorded as UTF-8."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return re.sub(_LONE_SURROGATE, "\ufffd", value)
     if isinstance(value, list):
         return [_without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
@@ -131,7 +177,7 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
         raise HookInputInvalid(f"stdin is not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise HookInputInvalid(f"stdin is JSON {type(data).__name__}, not an object")
-    if _SURROGATE_ESCAPE.search(raw):
+    if (b"\\ud" in raw or b"\\uD" in raw) and re.search(_SURROGATE_ESCAPE, raw):
         try:
             data = _without_lone_surrogates(data)
         except RecursionError:
@@ -157,9 +203,9 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
         fields["source"] = source
     elif event == "UserPromptSubmit":
         fields["prompt"] = _text(data, "prompt") or ""
-    elif event in _TOOL_EVENTS:
+    elif event in TOOL_EVENTS:
         call = _text(data, "tool_use_id", required=True)
-        if not _CALL.fullmatch(str(call)):
+        if not (0 < len(str(call)) <= 64 and set(str(call)) <= _CALL_CHARS):
             raise HookInputInvalid(f"tool_use_id {str(call)[:70]!r} is not 1-64 characters of "
                                    "[A-Za-z0-9_-]")
         fields.update(tool_use_id=call, tool_name=_text(data, "tool_name", required=True),

@@ -6,7 +6,8 @@
                                               (block-on-drift: as blocked); blocked → Codex stops,
                                               Claude is gated (its prompts are blocked)
     UserPromptSubmit                          the gate (and its acknowledgement prompt)
-    PreToolUse / PostToolUse(Failure)         operation started / committed (failed), file versions
+    PreToolUse / PostToolUse(Failure)         spooled by the thin hook (`fast`); here only for a
+                                              session without a journal, which starts it
     PreCompact / PostCompact / SessionEnd     lifecycle records
 
 The journal is `Keeper.journal(agent, session id)`: Session Keeper's own native records of the
@@ -28,14 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import answers, digest, state, telling
-from .payload import HookInput
+from .keeping import forget, keeper_of, remember
+from .payload import TOOL_EVENTS, HookInput
 from .policy import policy_started
 
 if TYPE_CHECKING:
     from ..api import Keeper
     from ..events import Source
     from ..recovery.report import Report
-    from ..schema import ClientInfo
     from ..session import Session
 
 _JOURNAL_WAIT_S = 3.0
@@ -56,14 +57,17 @@ def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
     if resume:
         return _resume(hook, store, root, proven, block_drift=setting.policy == "block-on-drift",
                        note=setting.note)
-    keeper = _keeper(store)
+    keeper = keeper_of(store)
     if hook.event == "SessionStart":
         return _start(hook, keeper, root)
-    if hook.event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
-        from .tools import record_tool
+    if hook.event in TOOL_EVENTS:  # a session without a journal (`fast` found no spool)
+        from ..journal_fold import fold
+        from ..journals import journal_root
+        from .spooling import spool_call
 
-        with _writing(keeper, hook, root) as journal:
-            record_tool(journal, hook)
+        with _writing(keeper, hook, root) as journal:  # its journal, and so its spool, start
+            spool_call(hook, store, policy="warn", catch_up=False)
+            fold(journal, journal_root(root, hook.agent))
         return answers.nothing("recorded")
     source: Source = "shutdown" if hook.event == "SessionEnd" else "compact"
     detail = hook.reason if hook.event == "SessionEnd" else hook.trigger
@@ -76,19 +80,6 @@ def _root(store: str | None) -> Path:
     from ..store.layout import Layout
 
     return Layout(store).root
-
-
-def _keeper(store: str | None, *, read_only: bool = False) -> Keeper:
-    from ..api import Keeper
-
-    return Keeper(store, client=_client, read_only=read_only)
-
-
-def _client() -> ClientInfo:
-    """Who writes a journal's sessions (asked only when one starts: a tool hook loads no schema)."""
-    from ..schema import ClientInfo
-
-    return ClientInfo(name="sessionkeeper-hook")
 
 
 @contextlib.contextmanager
@@ -111,24 +102,11 @@ def _writing(keeper: Keeper, hook: HookInput, root: Path) -> Iterator[Session]:
 
 
 def _forget(root: Path, hook: HookInput) -> None:
-    """Drop the journal's digest before the journal is written: its stat only shows appends to
-    the file it was taken of, not a new journal session (a resume elsewhere) in another file."""
-    from ..errors import SessionKeeperError
-
-    with contextlib.suppress(OSError, SessionKeeperError):
-        digest.save(root, hook.agent, hook.session_id, None)
+    forget(root, hook.agent, hook.session_id)
 
 
 def _remember(keeper: Keeper, hook: HookInput, root: Path) -> None:
-    """Leave the digest of the journal as it now stands (none when it cannot vouch for it)."""
-    from ..errors import SessionKeeperError
-
-    try:
-        taken = digest.take(keeper.journal_keeper(hook.agent).replay(hook.session_id))
-    except (SessionKeeperError, OSError, ValueError):
-        taken = None
-    with contextlib.suppress(OSError, SessionKeeperError):
-        digest.save(root, hook.agent, hook.session_id, taken)
+    remember(keeper, root, hook.agent, hook.session_id)
 
 
 def _has_journal(keeper: Keeper, hook: HookInput) -> bool:
@@ -148,13 +126,21 @@ def _start(hook: HookInput, keeper: Keeper, root: Path) -> answers.Answer:
 
 
 def _refresh(journal: Session, hook: HookInput) -> None:
-    from .tools import refresh_baseline
+    """Record the git baseline of the hook's cwd as it is now (where the agent runs now)."""
+    from ..events import plain
+    from ..recovery.baseline import capture
 
-    refresh_baseline(journal, hook.cwd)
+    now = capture(hook.cwd) if os.path.isdir(hook.cwd) else None
+    if now is not None:
+        journal.record_built([{"type": "baseline", **plain(now)}])
 
 
 def _proven(hook: HookInput, root: Path) -> digest.Digest | None:
     """The session's digest when it proves this resume `ok` (reads only), else None."""
+    from ..store import spool
+
+    if spool.pending(os.path.join(root, "journals", hook.agent), hook.session_id):
+        return None  # tool calls since the digest was taken: the journal must fold them first
     known = digest.load(root, hook.agent, hook.session_id)
     return known if known is not None and digest.proves_ok(known, hook.cwd) else None
 
@@ -235,9 +221,9 @@ def _checked(hook: HookInput, store: str | None) -> tuple[Keeper, bool, Report |
         return keeper, journaled, _check(keeper, hook) if journaled else _log_report(hook)
 
     try:
-        return through(_keeper(store))
+        return through(keeper_of(store))
     except OSError:
-        return through(_keeper(store, read_only=True))
+        return through(keeper_of(store, read_only=True))
 
 
 def _log_report(hook: HookInput) -> Report | None:
@@ -323,7 +309,7 @@ def _prompt(hook: HookInput, root: Path, store: str | None) -> answers.Answer:
         return answers.nothing("ok")
     if " ".join((hook.prompt or "").split()).lower() == telling.ACK_PROMPT:
         state.lift_gate(root, hook.agent, hook.session_id)
-        keeper = _keeper(store)
+        keeper = keeper_of(store)
         reason = f"{gate.verdict}: acknowledged in the session"
         if _has_journal(keeper, hook):
             _continue(keeper, hook, root, _check(keeper, hook), reason=reason)

@@ -3,6 +3,7 @@
     hooks/gates/<agent>-<session id>.json   a resume Claude could not be stopped at: the reason,
                                             until a prompt acknowledges it or the gate is lifted
     hooks/runs/<agent>.json                 the last hook call of the agent, and the last failure
+    hooks/runs/<agent>.tool-calls           the thin tool hooks' calls, one byte each (`tally`)
 
 Invariants: every file is written whole (a temp file, then a rename) with mode 0600 in 0700
 directories, so a reader sees the old or the new content, never a mix; a damaged or unreadable
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..clock import utc_now_iso
 from ..errors import SessionKeeperError
+from . import tally
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,8 +112,22 @@ def note_run(store_root: Path, agent: str, *, event: str, outcome: str, session_
 
 
 def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
-    """What `note_run` kept for an agent: {"last", "last_failure", "calls"} (empty if none)."""
-    return _read(hooks_dir(store_root) / "runs" / f"{agent}.json") or {}
+    """What `note_run` kept for an agent, with the thin tool hooks' calls counted in: {"last",
+    "last_failure", "calls"} (empty if none)."""
+    runs = _read(hooks_dir(store_root) / "runs" / f"{agent}.json") or {}
+    counted, event, at = tally.read(str(store_root), agent)
+    if not counted or at is None:
+        return runs
+    calls = runs.get("calls")
+    runs = {**runs, "calls": (calls if isinstance(calls, int) else 0) + counted}
+    from datetime import datetime, timezone
+
+    stamp = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    last = runs.get("last")
+    if not isinstance(last, dict) or str(last.get("at", "")) < stamp:
+        runs["last"] = {"at": stamp, "event": event, "outcome": "spooled", "session_id": None,
+                        "note": None}
+    return runs
 
 
 PASS_MAX_AGE_S = 24 * 3600

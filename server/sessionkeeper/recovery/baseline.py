@@ -155,7 +155,12 @@ def head_of(path: str) -> Head | None:
     if not os.path.isdir(path):
         return None
     done = gitrun.run(path, *queries.HEAD)
-    lines = done.text().split("\n") if done.ok else []
+    return head_from(path, done.text()) if done.ok else None
+
+
+def head_from(path: str, answer: str) -> Head | None:
+    """The Head that `git rev-parse` (`queries.HEAD`) answered in `path`; None when incomplete."""
+    lines = answer.split("\n")
     if len(lines) != 5 or not all(lines):
         return None
     top = os.path.realpath(lines[0])

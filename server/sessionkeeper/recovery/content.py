@@ -13,10 +13,8 @@ Invariants:
 from __future__ import annotations
 
 import errno
-import fnmatch
 import hashlib
 import os
-import posixpath
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -26,13 +24,12 @@ from typing import Literal
 from ..errors import InvalidWorkspace
 from ..store.blobs import BlobStore
 from . import gitrun
+from .content_rules import DEFAULT_LIMIT_BYTES, escapes, is_binary, is_secret_file
 from .subsystems.file_history import norm_path
 
-DEFAULT_LIMIT_BYTES = 10 * 1024 * 1024
-BINARY_PROBE_BYTES = 8000
-SECRET_PATTERNS = (".env", ".env.*", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*",
-                   "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", ".pgpass")
-NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
+__all__ = ["DEFAULT_LIMIT_BYTES", "Captured", "HashOnly", "Missing", "Stored", "capture",
+           "capture_at_commit", "capture_content", "is_binary", "is_secret_file"]
+
 _CHUNK = 1 << 20
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"}
 
@@ -68,23 +65,6 @@ class Missing:
 Captured = Stored | HashOnly | Missing
 
 
-def is_secret_file(path: str) -> bool:
-    """True if the file's name looks like a secrets file (`.env`, `.env.local`, `id_rsa`, `*.pem`…)."""
-    name = posixpath.basename(path.replace("\\", "/")).lower()
-    if any(fnmatch.fnmatchcase(name, p) for p in NOT_SECRET):
-        return False
-    return any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS)
-
-
-def is_binary(head: bytes) -> bool:
-    """True if the content is binary by git's test: a NUL byte in its first 8000 bytes."""
-    return b"\0" in head[:BINARY_PROBE_BYTES]
-
-
-def _escapes(rel: str) -> bool:
-    return rel == ".." or rel.startswith("../") or posixpath.isabs(rel) or rel == "."
-
-
 def capture(workspace: str | os.PathLike[str], relpath: str, *, blobs: BlobStore,
             base: str | None = None, limit_bytes: int = DEFAULT_LIMIT_BYTES,
             allow_secret_files: bool = False) -> Captured:
@@ -92,7 +72,7 @@ def capture(workspace: str | os.PathLike[str], relpath: str, *, blobs: BlobStore
     rel = norm_path(relpath)
     root = os.path.realpath(workspace)
     target = os.path.realpath(os.path.join(root, rel))
-    if _escapes(rel) or os.path.commonpath([root, target]) != root or target == root:
+    if escapes(rel) or os.path.commonpath([root, target]) != root or target == root:
         return HashOnly(rel, "outside_workspace")
     secret = not allow_secret_files and (is_secret_file(rel) or is_secret_file(target))
     try:
@@ -117,7 +97,7 @@ def capture_content(relpath: str, data: bytes, *, blobs: BlobStore, base: str | 
                     allow_secret_files: bool = False) -> Stored | HashOnly:
     """Classify and store content the caller already holds (e.g. an API passing it explicitly)."""
     rel = norm_path(relpath)
-    if _escapes(rel):
+    if escapes(rel):
         return HashOnly(rel, "outside_workspace")
     secret = not allow_secret_files and is_secret_file(rel)
     return _classify(rel, [data], blobs=blobs, base=base, limit_bytes=limit_bytes, secret=secret)
@@ -131,7 +111,7 @@ def capture_at_commit(workspace: str | os.PathLike[str], relpath: str, *, commit
     This is the version before the session's first change of a tracked file (the baseline commit).
     """
     rel = norm_path(relpath)
-    if _escapes(rel):
+    if escapes(rel):
         return HashOnly(rel, "outside_workspace")
     listing = _git(workspace, "ls-tree", "-z", commit, "--", rel)
     entry = listing.split(b"\0", 1)[0]

@@ -33,7 +33,15 @@ from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
 from ..store.blobs import BlobStore
 from . import gitrun, queries
-from .content import HashOnly, Missing, Stored, capture, capture_at_commit, capture_content
+from .content import (
+    Captured,
+    HashOnly,
+    Missing,
+    Stored,
+    capture,
+    capture_at_commit,
+    capture_content,
+)
 from .paths import RealPaths
 from .subsystems.file_history import FileHistory
 
@@ -64,9 +72,10 @@ class Where:
         return cls(workspace=session.workspace, commit=baseline.get("head"))
 
 
-def complete(event: Record, session: Session, *, content: bytes | None = None,
+def complete(event: Record, session: Session, *, content: bytes | Captured | None = None,
              own: bool = False) -> Record:
-    """The file_change `event` (path already workspace-relative) with content and before filled in."""
+    """The file_change `event` (path already workspace-relative) with content and before filled in
+    (`content`: the bytes given, or the file as a tool hook captured it at the time of the call)."""
     if not own and (event.get("author") == "rewind" or "rewind_seq" in event):
         raise InvalidEvent("author: 'rewind' versions are written by Session Keeper itself")
     where = Where.of(session)
@@ -83,19 +92,47 @@ def complete(event: Record, session: Session, *, content: bytes | None = None,
     if read_now:
         out.update(_after(path, where=where, previous=previous, blobs=blobs, policy=policy,
                           content=content))
-    seen = out.get("change") == "seen"
-    if previous is None and not seen and "before_hash" not in out \
-            and out.get("content") != "outside_workspace":  # its past is not ours to know
+    if _before_unknown(out, previous):
         out.update(_before(path, out, where=where, history=history, blobs=blobs, policy=policy,
                            read_now=read_now))
-    if "change" not in out and not seen:
-        if out.get("deleted"):
-            out["change"] = "delete"
+    return with_change(out, previous)
+
+
+def _before_unknown(event: Record, previous: dict[str, Any] | None) -> bool:
+    """True for a session's first change of a file that does not say what came before."""
+    return (previous is None and event.get("change") != "seen" and "before_hash" not in event
+            and event.get("content") != "outside_workspace")  # its past is not ours to know
+
+
+def with_change(event: Record, previous: dict[str, Any] | None) -> Record:
+    """`event` with its `change` (create, modify, delete) when it has none and can be told."""
+    if "change" not in event:
+        if event.get("deleted"):
+            event["change"] = "delete"
         elif previous is not None:
-            out["change"] = "create" if previous.get("hash") is None else "modify"
-        elif out.get("before_hash"):
-            out["change"] = "modify"
-    return out
+            event["change"] = "create" if previous.get("hash") is None else "modify"
+        elif event.get("before_hash"):
+            event["change"] = "modify"
+    return event
+
+
+def complete_known(event: Record, history: FileHistory) -> Record:
+    """A file_change whose content was captured (`captured_fields`) completed from the history
+    alone: what a read-only fold of a hook's spool can know without git or writing blobs."""
+    out = dict(event)
+    previous = history.last(out["path"])
+    if _before_unknown(out, previous):
+        known = history.before(out["path"])
+        if known is not None:
+            out.update(_known_before(known, out))
+    return with_change(out, previous)
+
+
+def captured_fields(got: Captured) -> Record:
+    """The after fields of a file_change whose file was read at the time of the call."""
+    if isinstance(got, Missing):
+        return {"deleted": True}
+    return _fields(got, "after_hash", "content")
 
 
 def _check_claims(event: Record, blobs: BlobStore) -> None:
@@ -107,7 +144,7 @@ def _check_claims(event: Record, blobs: BlobStore) -> None:
 
 
 def _after(path: str, *, where: Where, previous: dict[str, Any] | None, blobs: BlobStore,
-           policy: SessionPolicy, content: bytes | None) -> Record:
+           policy: SessionPolicy, content: bytes | Captured | None) -> Record:
     """The fields a record read now gets: after_hash and content, or deleted."""
     base = previous.get("hash") if previous and not previous.get("content") else None
     try:
@@ -120,8 +157,14 @@ def _after(path: str, *, where: Where, previous: dict[str, Any] | None, blobs: B
 
 
 def _read(path: str, *, where: Where, base: str | None, blobs: BlobStore, policy: SessionPolicy,
-          content: bytes | None) -> Stored | HashOnly | Missing:
-    """The content given, else the file as it is now, classified and (if it may be) stored."""
+          content: bytes | Captured | None) -> Stored | HashOnly | Missing:
+    """The content given, else the file as it is now, classified and (if it may be) stored; a
+    value captured at the time of a call (a tool hook's) is taken as it is, its raw blob
+    compressed (a delta against `base` when that pays)."""
+    if isinstance(content, Stored):
+        return Stored(content.path, blobs.put(blobs.get(content.hash), base=base), content.size)
+    if isinstance(content, (HashOnly, Missing)):
+        return content
     if content is not None:
         return capture_content(path, content, blobs=blobs, base=base,
                                limit_bytes=policy.content_limit_bytes,
@@ -142,13 +185,7 @@ def _before(path: str, event: Record, *, where: Where, history: FileHistory, blo
     """What the file held before the session's first change of it, as far as can be known."""
     known = history.before(path)
     if known is not None:
-        if known.get("hash") is None:
-            return {} if event.get("change") else {"change": "create"}
-        out: Record = {"before_hash": known["hash"]}
-        out["before_content"] = known.get("content") or "stored"
-        if out["before_content"] == "not_captured":
-            del out["before_content"]
-        return out
+        return _known_before(known, event)
     if not read_now or where.commit is None or event.get("change") == "create":
         return {}
     try:
@@ -163,6 +200,17 @@ def _before(path: str, event: Record, *, where: Where, history: FileHistory, blo
     if isinstance(got, Missing):
         return {} if event.get("change") or _ignored(where.workspace, path) else {"change": "create"}
     return _fields(got, "before_hash", "before_content")
+
+
+def _known_before(known: dict[str, Any], event: Record) -> Record:
+    """The before fields from what the history knows of the file before the session changed it."""
+    if known.get("hash") is None:
+        return {} if event.get("change") else {"change": "create"}
+    out: Record = {"before_hash": known["hash"]}
+    out["before_content"] = known.get("content") or "stored"
+    if out["before_content"] == "not_captured":
+        del out["before_content"]
+    return out
 
 
 def _ignored(workspace: str, path: str) -> bool:

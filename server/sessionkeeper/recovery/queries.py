@@ -3,14 +3,13 @@
 A command that knows what it will ask — `sessionkeeper start`, `list --workspace`,
 `--check-resume`, an agent's start or shell-call hook — starts those commands first
 (`look_ahead`), so git runs while Python loads the modules that ask; `gitrun.started` then takes
-each answer (same command, same directory, fresh), else runs git at that moment.
+each answer (same command, same directory, fresh), else runs git at that moment. The names are
+standard library only (a tool hook runs them itself, `hooks.spawn`).
 """
 
 from __future__ import annotations
 
 import os
-
-from . import gitrun
 
 HEAD = ("rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir", "HEAD^{commit}",
         "--symbolic-full-name", "HEAD")
@@ -28,5 +27,7 @@ TIMEOUT_S: dict[tuple[str, ...], float] = {CHANGED: 30.0}
 
 def look_ahead(workspace: str | os.PathLike[str], *queries: tuple[str, ...]) -> None:
     """Start these commands in `workspace` now, for this process to take when it asks them."""
+    from . import gitrun  # here: a tool hook takes the commands' names without loading subprocess
+
     for args in queries:
         gitrun.look_ahead(workspace, *args, timeout_s=TIMEOUT_S.get(args))

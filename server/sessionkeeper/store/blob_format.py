@@ -1,8 +1,10 @@
 """The bytes of one blob file: keys, the header, zstd whole or as a delta, decoding with checks.
 
 A blob file is `SKB\\x01`, then `W` and a zstd frame of the content, or `D`, the 32-byte sha256
-of its base and a zstd frame compressed with the base's content as a raw dictionary. A base is
-always a whole blob (one link, never a chain). Why deltas (measured, `bench_blobs.py` case b):
+of its base and a zstd frame compressed with the base's content as a raw dictionary, or `R` and
+the content itself (a tool hook's capture, `blob_stash`: written without loading zstd, compressed
+by the next `put` of the same content, which the journal's fold makes). A base is always a whole
+or raw blob (one link, never a chain). Why deltas (measured, `bench_blobs.py` case b):
 100 versions of a 100 KB source file, a few lines edited each time, take 0.21x the raw bytes as
 whole zstd blobs and 0.0067x as deltas (31.7x less); reading a delta costs a second decompression.
 `decode` never returns unchecked bytes: a bad frame or an implausible size is `BlobCorrupt`.
@@ -17,7 +19,7 @@ from typing import Any, TypeGuard
 from ..errors import BlobCorrupt, InvalidId
 
 MAGIC = b"SKB\x01"
-WHOLE, DELTA = b"W", b"D"
+WHOLE, DELTA, RAW = b"W", b"D", b"R"
 HEADER_BYTES = len(MAGIC) + 1 + 32
 LEVEL = 3
 DELTA_LEVEL = 9
@@ -76,10 +78,10 @@ def base_in(head: bytes) -> str | None:
 
 def parse(key: str, raw: bytes) -> tuple[bytes, str | None, bytes]:
     """Split a blob file into (kind, base key or None, zstd frame); BlobCorrupt if malformed."""
-    if raw[:4] != MAGIC or raw[4:5] not in (WHOLE, DELTA):
+    if raw[:4] != MAGIC or raw[4:5] not in (WHOLE, DELTA, RAW):
         raise BlobCorrupt(key, "not a blob file (bad header)")
-    if raw[4:5] == WHOLE:
-        return WHOLE, None, raw[5:]
+    if raw[4:5] in (WHOLE, RAW):
+        return raw[4:5], None, raw[5:]
     if len(raw) < HEADER_BYTES:
         raise BlobCorrupt(key, "truncated delta header")
     return DELTA, raw[5:HEADER_BYTES].hex(), raw[HEADER_BYTES:]

@@ -31,6 +31,7 @@ from .blob_format import (
     HEADER_BYTES,
     LEVEL,
     MAX_CONTENT_BYTES,
+    RAW,
     WHOLE,
     base_in,
     check_key,
@@ -70,7 +71,8 @@ class BlobStore(BlobUpkeep):
     def put(self, data: bytes, *, base: str | None = None) -> str:
         """Store `data` durably (a delta against `base`'s content when that pays) and return its key.
 
-        Content already present is verified and kept (re-written whole if it does not read back).
+        Content already present is verified and kept (re-written whole if it does not read back);
+        present as a raw blob (a hook's capture), it is compressed now.
         """
         if not isinstance(data, bytes):
             raise TypeError("blob content must be bytes")
@@ -83,11 +85,11 @@ class BlobStore(BlobUpkeep):
             fsync_dir(self.store_root)
         with self._lock(shared=True):
             path = self._path(key)
-            if self._intact(key):
+            if self._intact(key) and not self._raw(key):
                 with contextlib.suppress(FileNotFoundError):
                     os.utime(path, follow_symlinks=False)  # recently used: the cap evicts it last
                 return key
-            self._write(path, self._encode(data, base))
+            self._write(path, self._encode(data, base if base != key else None))
         return key
 
     def _encode(self, data: bytes, base: str | None) -> bytes:
@@ -204,9 +206,12 @@ class BlobStore(BlobUpkeep):
     def get(self, key: str) -> bytes:
         """Return the content stored under `key`, verified against it (BlobMissing / BlobCorrupt)."""
         raw = self._read(check_key(key))
-        _kind, base, frame = parse(key, raw)
-        dictionary = self._base_content(key, base) if base is not None else None
-        content = decode(key, frame, dictionary)
+        kind, base, frame = parse(key, raw)
+        if kind == RAW:
+            content = frame
+        else:
+            dictionary = self._base_content(key, base) if base is not None else None
+            content = decode(key, frame, dictionary)
         if content_key(content) != key:
             raise BlobCorrupt(key, "the content does not match its hash")
         return content
@@ -216,14 +221,22 @@ class BlobStore(BlobUpkeep):
         raw = self._read(base, of=key)
         try:
             base_kind, _, frame = parse(base, raw)
-            if base_kind != WHOLE:
+            if base_kind not in (WHOLE, RAW):
                 raise BlobCorrupt(base, "it is itself a delta")
-            content = decode(base, frame, None)
+            content = frame if base_kind == RAW else decode(base, frame, None)
         except BlobCorrupt as exc:
             raise BlobCorrupt(key, f"its base {base} is corrupt: {exc.reason}") from None
         if content_key(content) != base:
             raise BlobCorrupt(key, f"its base {base} does not match its hash")
         return content
+
+    def _raw(self, key: str) -> bool:
+        """True when the blob file of `key` holds its content uncompressed (a hook's capture)."""
+        try:
+            with open(self._path(key), "rb") as handle:
+                return handle.read(5)[4:5] == RAW
+        except OSError:
+            return False
 
     def _intact(self, key: str) -> bool:
         try:

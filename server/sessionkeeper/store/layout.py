@@ -12,11 +12,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .. import ids
 from ..errors import StoreDamaged, StoreIOError
+from . import home
+from .home import ENV_HOME
+
+__all__ = ["ENV_HOME", "ROLLOUT_NAME", "Layout", "RolloutName", "default_root", "ensure_private_dir",
+           "fsync_dir", "parse_rollout_name"]
 
 if TYPE_CHECKING:  # a datetime arrives only with a new rollout
     from datetime import datetime
 
-ENV_HOME = "SESSIONKEEPER_HOME"
 ROLLOUT_NAME = re.compile(
     r"rollout-(\d{8}T\d{6}(?:\d{3})?Z)-"
     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl"
@@ -24,13 +28,8 @@ ROLLOUT_NAME = re.compile(
 
 
 def default_root() -> Path:
-    """Return the store root: $SESSIONKEEPER_HOME, else the per-user data directory."""
-    env = os.environ.get(ENV_HOME)
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_path
-
-    return user_data_path("sessionkeeper", appauthor=False)
+    """Return the store root: $SESSIONKEEPER_HOME, else the per-user data directory (`home`)."""
+    return Path(home.default_root())
 
 
 def ensure_private_dir(path: Path, *, within: Path | None = None) -> Path:

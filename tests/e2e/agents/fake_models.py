@@ -2,6 +2,8 @@
 
 Loopback only (127.0.0.1, a free port), stdlib only, one daemon thread per server. The reply is
 scripted by the conversation itself, so a test steers it through its prompt:
+- a user text has a line `RUNS: <n> <command>` and fewer than n tool results came back → one more
+  shell call running it (a turn of n tool calls, for the hooks' benchmark);
 - the newest turn holds a tool result → a final text `DONE: <last line of that result>`;
 - the newest user text has a line `RUN: <command>` and a shell tool is offered → one shell call
   (its id is remembered in `calls`, so a test can find it in the agent's log);
@@ -23,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _RUN = re.compile(r"^RUN: (.+)$", re.M)
+_RUNS = re.compile(r"^RUNS: (\d+) (.+)$", re.M)
 Event = tuple[str, dict[str, Any]]
 
 
@@ -90,7 +93,15 @@ class FakeModel:
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
             if isinstance(content, list) else []
         block: dict[str, Any]
-        if results:
+        again = self._again(sum(1 for m in turns if m.get("role") == "user"
+                                and isinstance(m.get("content"), list)
+                                for b in m["content"] if isinstance(b, dict)
+                                and b.get("type") == "tool_result"),
+                            [_texts(m.get("content")) for m in turns if m.get("role") == "user"])
+        if again is not None and "Bash" in tools:
+            block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "Bash",
+                           "input": {"command": again, "description": "scripted"}}, "tool_use"
+        elif results:
             result = results[-1].get("content")
             text = result if isinstance(result, str) else _texts(result)
             block, stop = {"type": "text", "text": "DONE: " + _last_line(text)}, "end_turn"
@@ -146,9 +157,24 @@ class FakeModel:
                                      "response": {**response, "status": "completed", "output": [item],
                                                   "usage": usage}}
 
+    def _again(self, done: int, texts: list[str]) -> str | None:
+        """The command of one more call of a `RUNS: n command` turn, None when it is over."""
+        for text in texts:
+            found = _RUNS.search(text)
+            if found and done < int(found.group(1)):
+                return found.group(2).strip()
+        return None
+
     def _openai_item(self, body: dict[str, Any]) -> dict[str, Any]:
         items = body.get("input")
         items = [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items
+        entries = [e for e in items or [] if isinstance(e, dict)]
+        again = self._again(sum(1 for e in entries if e.get("type") in ("function_call_output",
+                                                                        "custom_tool_call_output")),
+                            [_texts(e.get("content")) for e in entries
+                             if e.get("type", "message") == "message" and e.get("role") == "user"])
+        if again is not None:
+            return self._shell_call(body.get("tools") or [], again)
         for entry in reversed(items or []):
             if not isinstance(entry, dict):
                 continue

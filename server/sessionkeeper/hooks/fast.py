@@ -1,0 +1,107 @@
+"""The thin process of a tool hook: check the call, look at the files it touches, spool it, exit.
+
+`sessionkeeper hook <agent> PreToolUse|PostToolUse|PostToolUseFailure` runs here, importing only the
+standard library and a few small modules of ours. It parses and checks the agent's JSON
+(`payload.parse`), reads the files the call names at this moment (`capture`; after a shell call
+also every file git lists as changed and every file the session knows, and git's HEAD), asks the
+hook policy (`git config`, started first and read last), keeps the files' content as raw blobs
+(`store.blob_stash`), redacts the agent's part of the call and appends one line to the session's
+spool (`store.spool`). Validation against the session, the operation ledger, file history and
+indexing happen when the journal is next read (`journal_fold`); a detached catch-up folds the spool
+soon after a burst of calls (`catch_up`), so a resume finds it folded.
+
+Invariants: as every hook (`entry`): exit status 0, nothing on stdout, at most one line of ours on
+stderr, the hard time limit (SIGALRM: past it, exit 0 with one line), no network; a call is
+acknowledged (this process exits) only once its line and blobs are durable; nothing is written
+when the policy is `off` or the input is invalid. A session with no journal yet (its SessionStart
+hook did not run) goes the full way once (`entry`), which creates the journal and its spool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+from ..errors import HookInputInvalid
+from ..store.home import default_root
+from .limits import budget_of
+from .payload import MAX_STDIN, hook_args, parse
+from .spooling import spool_call
+
+POLICY_KEY = "sessionkeeper.hookPolicy"
+ENV_POLICY = "SESSIONKEEPER_HOOK_POLICY"
+
+
+def _say(text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
+
+
+def _give_up(where: str, budget: float) -> None:
+    """Arm the hard limit: past it the process ends (exit 0, one line), whatever it is doing."""
+    def handler(_signum: int, _frame: object) -> None:
+        _say(f"sessionkeeper hook {where}: gave up after {budget:g} s (failed open: the agent goes "
+             "on unchecked)")
+        os._exit(0)
+
+    signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+
+
+def main(argv: list[str]) -> int:
+    """Answer one tool hook call; always 0."""
+    try:
+        store, agent, event = hook_args(argv)
+    except HookInputInvalid:
+        from .entry import main as full
+
+        return full(argv)  # it says what is wrong, as for any event
+    where = f"{agent} {event}"
+    _give_up(where, budget_of(event))
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
+        hook = parse(agent, event, raw)
+        if not spool_call(hook, store, policy=_policy(hook.cwd)):
+            return _full_way(argv, raw)
+    except HookInputInvalid as exc:
+        _failed(store, agent, event, "invalid", f"sessionkeeper hook {where}: ignored: {exc}")
+    except Exception as exc:  # noqa: BLE001 - never a traceback to the agent
+        name = getattr(exc, "name", None) or f"internal error {type(exc).__name__}"
+        _failed(store, agent, event, "failed", f"sessionkeeper hook {where}: failed open "
+                                               f"({name}: {exc})")
+    return 0
+
+
+def _failed(store: str | None, agent: str, event: str, outcome: str, note: str) -> None:
+    """Say why on stderr and remember it for `hooks status` (the rare path: it may load more)."""
+    _say(note)
+    try:
+        from pathlib import Path
+
+        from .state import note_run
+
+        note_run(Path(store or default_root()), agent, event=event, outcome=outcome,
+                 session_id=None, note=note)
+    except Exception:  # noqa: BLE001 - bookkeeping never fails a hook
+        return
+
+
+def _full_way(argv: list[str], raw: bytes) -> int:
+    """The call of a session without a journal: the full hook (which starts the journal)."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    from . import entry
+
+    return entry.main(argv, stdin=raw)
+
+
+def _policy(cwd: str) -> object:
+    """The hook policy's answer, started now: a string, or a started `git config`."""
+    setting = os.environ.get(ENV_POLICY, "")
+    if setting.strip():
+        return setting
+    from .spawn import git
+
+    return git(cwd if os.path.isdir(cwd) else os.path.expanduser("~"), "config", "--get",
+               POLICY_KEY)

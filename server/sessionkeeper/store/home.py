@@ -1,0 +1,32 @@
+"""Where a user's store lives by default: $SESSIONKEEPER_HOME, else the per-user data directory.
+
+Standard library only on Linux (a tool hook asks this; `platformdirs` costs it more than its
+work): the XDG rule — `$XDG_DATA_HOME/sessionkeeper` when that is an absolute path, else
+`~/.local/share/sessionkeeper` — which is what `platformdirs.user_data_path` answers there (a
+test holds the two equal); elsewhere, or with no usable home, platformdirs itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ENV_HOME = "SESSIONKEEPER_HOME"
+APP = "sessionkeeper"
+
+
+def default_root() -> str:
+    """The store root: $SESSIONKEEPER_HOME (with `~` expanded), else the per-user data directory."""
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return os.path.expanduser(env)
+    if sys.platform.startswith("linux"):
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        if os.path.isabs(xdg):
+            return os.path.join(xdg, APP)
+        home = os.environ.get("HOME", "")
+        if os.path.isabs(home):
+            return os.path.join(home, ".local", "share", APP)
+    from platformdirs import user_data_path
+
+    return str(user_data_path(APP, appauthor=False))
