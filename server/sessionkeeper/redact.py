@@ -22,13 +22,9 @@ whose `confirm` pattern matches the encoded body run, on the decoded strings):
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from functools import cache, partial
-
-TYPE_CHECKING = False  # typing, dataclasses and orjson are not imported: a tool hook loads this
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # typing, dataclasses, re and orjson are not imported: a tool hook loads this
+if TYPE_CHECKING:  # (re only when a body may hold a secret: its first confirmation compiles it)
+    import re
     from collections.abc import Callable
     from typing import Any
 
@@ -57,6 +53,8 @@ class Shape:
     def regex(self) -> re.Pattern[str]:
         """The compiled pattern."""
         if self._regex is None:
+            import re
+
             self._regex = re.compile(self.pattern)
         return self._regex
 
@@ -64,6 +62,8 @@ class Shape:
     def confirm_regex(self) -> re.Pattern[bytes]:
         """The compiled confirmation pattern (for bytes)."""
         if self._confirm_regex is None:
+            import re
+
             self._confirm_regex = re.compile(self.confirm.encode())
         return self._confirm_regex
 
@@ -89,6 +89,8 @@ _RANDOM_RUN = r"[A-Za-z0-9]{16}"
 def _random_run(text: str) -> bool:
     """An `sk-` key holds a random run of 16+ letters and digits; hyphenated words (a project
     named `sk-learn-experiments-2024`, a path) do not."""
+    import re
+
     return re.search(_RANDOM_RUN, text) is not None  # re's cache: compiled once, on first use
 
 
@@ -119,7 +121,7 @@ def _shape(kind: str, literals: str, pattern: str, group: int = 0, *, lower: boo
 
 def _assignment(name: str, *spellings: str) -> Shape:
     """`<…name>=value`, `<…name>: value`, `"<…name>": "value"` in free text, for each spelling."""
-    words = "|".join(re.escape(s) for s in spellings)
+    words = "|".join(s.replace("-", "\\-") for s in spellings)  # [a-z_-]: re.escape's answer
     return _shape("secret", " ".join(spellings), f"(?:{words}){_ASSIGN}", -1, lower=True,
                   accept=_assigned, confirm=f"(?:{words})[\\\\\"']*{_JSON_TAB}*[=:]")
 
@@ -224,15 +226,19 @@ class _Plan:
         return not (self.shapes or self.runs or self.names)
 
 
-@cache
+_AUTOMATON: list[tuple[Any, tuple[int, ...]]] = []
+
+
 def _automaton() -> tuple[Any, tuple[int, ...]]:
     """One Aho-Corasick automaton over every literal and key mark (built on first use):
     pattern index -> shape index, or -1 for a key mark."""
-    from ahocorasick_rs import BytesAhoCorasick, Implementation
+    if not _AUTOMATON:
+        from ahocorasick_rs import BytesAhoCorasick, Implementation
 
-    owners = tuple(n for _lit, n in _LITERALS) + (-1,) * len(_KEY_MARKS)
-    patterns = [lit for lit, _n in _LITERALS] + list(_KEY_MARKS)
-    return BytesAhoCorasick(patterns, implementation=Implementation.DFA), owners
+        owners = tuple(n for _lit, n in _LITERALS) + (-1,) * len(_KEY_MARKS)
+        patterns = [lit for lit, _n in _LITERALS] + list(_KEY_MARKS)
+        _AUTOMATON.append((BytesAhoCorasick(patterns, implementation=Implementation.DFA), owners))
+    return _AUTOMATON[0]
 
 
 _NOTHING = _Plan((), False, False)
@@ -291,6 +297,8 @@ def _apply(shape: Shape, text: str) -> str:
     """`text` with every match of `shape` replaced (its secret part only)."""
     subject = text.lower() if shape.lower else text
     if len(subject) != len(text):  # a character whose lower case is longer: match as it is
+        import re
+
         subject, pattern = text, re.compile(shape.pattern, re.IGNORECASE)
     else:
         pattern = shape.regex
@@ -335,12 +343,17 @@ def _random_key(text: str) -> bool:
     if not (any(c.isupper() for c in text) and any(c.islower() for c in text)
             and any(c.isdigit() or c in "/+" for c in text)):
         return False
+    import math
+    from collections import Counter
+
     counts = Counter(text)
     return -sum(n / 40 * math.log2(n / 40) for n in counts.values()) >= 4.0
 
 
 def _redact_str(text: str, plan: _Plan) -> str:
     """Apply the plan's shapes in turn, each to the parts of `text` that are not placeholders."""
+    from functools import partial
+
     steps: list[Callable[[str], str]] = [partial(_apply, shape) for shape in plan.shapes]
     if plan.runs:
         steps.append(_aws_secrets)
@@ -348,6 +361,8 @@ def _redact_str(text: str, plan: _Plan) -> str:
         if "[REDACTED:" not in text:
             text = step(text)
             continue
+        import re
+
         kept = re.findall(_PLACEHOLDER, text)
         pieces = [step(piece) for piece in re.split(_PLACEHOLDER, text)]
         text = "".join(piece + (kept[i] if i < len(kept) else "") for i, piece in enumerate(pieces))
@@ -357,6 +372,8 @@ def _redact_str(text: str, plan: _Plan) -> str:
 def _hide(value: Any, kind: str) -> Any:
     """Every leaf of a value stored under a secret-named key, replaced."""
     if isinstance(value, str):
+        import re
+
         return value if not value or re.fullmatch(_PLACEHOLDER, value) else placeholder(kind, value)
     if isinstance(value, bool) or value is None:
         return value

@@ -7,7 +7,6 @@ standard library only (a tool hook imports this).
 
 from __future__ import annotations
 
-import json
 import os
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
@@ -32,6 +31,8 @@ def arguments(tool_input: object) -> dict[str, object]:
 
 def small(value: object) -> bool:
     """True when a value is kept whole in a record (at most MAX_KEPT bytes of JSON)."""
+    import json  # here: the fold asks, a tool hook never does
+
     try:
         return len(json.dumps(value, ensure_ascii=False)) <= MAX_KEPT
     except (TypeError, ValueError):

@@ -14,13 +14,12 @@ error; `rewind` exits 1 when a file was not handled as planned.
 
 from __future__ import annotations
 
-import atexit
-import functools
-import gc
-import importlib
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+
+TYPE_CHECKING = False  # a tool hook's process starts here: nothing more than sys is loaded
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
 
 MODULES = ("serve", "store_commands", "content", "agents", "hooks")
 """The modules that add subcommands, in the order `--help` lists them."""
@@ -46,16 +45,25 @@ def command_modules(args: Sequence[str]) -> list[ModuleType]:
     if not named and "--check-resume" in args and not {"-h", "--help"} & set(args):
         return []
     wanted = [name for name in MODULES if name in named] if named else list(MODULES)
+    import importlib
+
     return [importlib.import_module(f"{__name__}.{name}") for name in wanted]
 
 
-@functools.cache  # once per process
+_AT_EXIT: list[object] = []
+
+
 def _no_collection_at_exit() -> None:
     """End a command's process without the interpreter's final collections: `gc.freeze()` at exit
     makes them skip every object (the OS frees the memory; ~9 ms of a listing's 110 here). Files
     and sessions are closed where they are used, never by a collection; stdout and stderr are
     flushed all the same. Not for the server: its exit is not waited for."""
-    atexit.register(gc.freeze)
+    import atexit
+    import gc
+
+    if not _AT_EXIT:  # once per process
+        _AT_EXIT.append(gc.freeze)
+        atexit.register(gc.freeze)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

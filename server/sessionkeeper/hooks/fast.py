@@ -19,9 +19,7 @@ hook did not run) goes the full way once (`entry`), which creates the journal an
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 
 from ..errors import HookInputInvalid
@@ -30,13 +28,20 @@ from .limits import budget_of
 from .payload import MAX_STDIN, hook_args, parse
 from .spooling import spool_call
 
+try:  # the C module: `signal` wraps it in enums, whose import costs a hook ~2 ms
+    import _signal  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - not CPython
+    import signal as _signal
+
 POLICY_KEY = "sessionkeeper.hookPolicy"
 ENV_POLICY = "SESSIONKEEPER_HOOK_POLICY"
 
 
 def _say(text: str) -> None:
-    with contextlib.suppress(OSError):
+    try:
         os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
+    except OSError:
+        return
 
 
 def _give_up(where: str, budget: float) -> None:
@@ -46,8 +51,8 @@ def _give_up(where: str, budget: float) -> None:
              "on unchecked)")
         os._exit(0)
 
-    signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, budget)
+    _signal.signal(_signal.SIGALRM, handler)
+    _signal.setitimer(_signal.ITIMER_REAL, budget)
 
 
 def main(argv: list[str]) -> int:
@@ -90,7 +95,7 @@ def _failed(store: str | None, agent: str, event: str, outcome: str, note: str) 
 
 def _full_way(argv: list[str], raw: bytes) -> int:
     """The call of a session without a journal: the full hook (which starts the journal)."""
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
     from . import entry
 
     return entry.main(argv, stdin=raw)

@@ -6,16 +6,16 @@ prompt, the tool call (`tool_use_id` — Codex sends its `call_id` there — `to
 `tool_input`, `tool_response`, a failure's `error`), the compaction `trigger`, the SessionEnd
 `reason`. Everything else is ignored. Invariant: a `HookInput` names a known agent and event, a
 canonical lowercase UUID session id and an absolute cwd; anything else is a HookInputInvalid
-saying exactly what is wrong, and nothing is recorded for it. Stdlib only (json, re), and no
-dataclass (whose module loads `inspect`): every tool call of the agent starts this.
+saying exactly what is wrong, and nothing is recorded for it. Stdlib only, without `json` and `re`
+(`jsontext`; re only for an input holding a surrogate escape) and without dataclasses (whose
+module loads `inspect`): every tool call of the agent starts this.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
+from .. import jsontext
 from ..errors import HookInputInvalid
 from ..tool_calls import EDIT_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
@@ -43,6 +43,13 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 _SURROGATE_ESCAPE = rb"\\u[dD][89a-fA-F]"
 _LONE_SURROGATE = "[\ud800-\udfff]"
 """Compiled only for an input that may hold a lone surrogate (no regex compiles at a hook's start)."""
+
+
+def _escaped_surrogate(raw: bytes) -> bool:
+    """True when the JSON text holds a `\\uD800`-`\\uDFFF` escape (re loaded only for it)."""
+    import re
+
+    return re.search(_SURROGATE_ESCAPE, raw) is not None
 
 
 def _is_uuid(raw: str) -> bool:
@@ -148,17 +155,14 @@ def _without_lone_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate (JSON lets `\\ud83d` stand alone; node writes one for
     an emoji cut in half) replaced by U+FFFD, so it can be recorded as UTF-8."""
     if isinstance(value, str):
+        import re
+
         return re.sub(_LONE_SURROGATE, "\ufffd", value)
     if isinstance(value, list):
         return [_without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
         return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
     return value
-
-
-def _not_json(name: str) -> None:
-    """Python's json reads NaN and Infinity, which are not JSON (nor recordable): refuse them."""
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def parse(agent: str, event: str, raw: bytes) -> HookInput:
@@ -172,12 +176,12 @@ def parse(agent: str, event: str, raw: bytes) -> HookInput:
     if not raw.strip():
         raise HookInputInvalid("stdin is empty: expected the hook's JSON object")
     try:
-        data = json.loads(raw, parse_constant=_not_json)
+        data = jsontext.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise HookInputInvalid(f"stdin is not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise HookInputInvalid(f"stdin is JSON {type(data).__name__}, not an object")
-    if (b"\\ud" in raw or b"\\uD" in raw) and re.search(_SURROGATE_ESCAPE, raw):
+    if (b"\\ud" in raw or b"\\uD" in raw) and _escaped_surrogate(raw):
         try:
             data = _without_lone_surrogates(data)
         except RecursionError:

@@ -9,11 +9,11 @@ library only, and a few small modules of ours: every tool call of the agent runs
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from .. import jsontext
 from ..recovery.queries import CHANGED, HEAD
 from ..store import blob_stash, spool
 from ..store.home import default_root
@@ -73,7 +73,7 @@ def spool_call(hook: HookInput, store: str | None, *, policy: object,
         blob_stash.stash(root, key, data)
     line["payload"] = _redacted({"input": hook.tool_input, "response": hook.tool_response,
                                  "error": hook.error})
-    body = json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode()
+    body = jsontext.dumps(line).encode()
     size = spool.append(root, hook.session_id, body)
     if size is None:
         return False
@@ -113,7 +113,7 @@ def _look(workspace: str, paths: list[str], files: dict[str, object],
 
 def _redacted(part: dict[str, object]) -> object:
     """The agent's part of the call with its secrets replaced (the same rules as every record)."""
-    encoded = json.dumps(part, ensure_ascii=False, separators=(",", ":")).encode()
+    encoded = jsontext.dumps(part).encode()
     from ..redact import redact_decoded
 
     return redact_decoded(part, encoded)

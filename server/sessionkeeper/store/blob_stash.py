@@ -10,7 +10,6 @@ already held by any blob is not written again. Standard library only: this runs 
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 
@@ -26,6 +25,14 @@ def _mkdir(path: str) -> bool:
     except FileExistsError:
         return False
     return True
+
+
+def _discard(path: str) -> None:
+    """Remove a temp file that may not exist."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
 
 
 def _fsync_dir(path: str) -> None:
@@ -67,8 +74,7 @@ def stash(store_root: str, key: str, data: bytes) -> None:
                 os.close(fd)
             os.replace(tmp, path)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            _discard(tmp)
             raise
         _fsync_dir(directory)
     finally:

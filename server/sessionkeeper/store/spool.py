@@ -20,10 +20,8 @@ folded from two files. Standard library only: this runs in every tool hook's pro
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
-import json
 import os
 import time
 import zlib
@@ -58,9 +56,11 @@ def unframe(line: bytes) -> dict[str, object] | None:
         return None
     if line[-10:-2] != b"%08x" % zlib.crc32(line[:-18]):
         return None
+    from .. import jsontext
+
     try:
-        value = json.loads(line[:-18] + b"}")
-    except ValueError:
+        value = jsontext.loads(line[:-18] + b"}")
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -76,14 +76,17 @@ def new_token() -> str:
 
 def header(token: str, session_id: str) -> bytes:
     """The first line of a spool."""
-    return frame(json.dumps({"spool": 1, "token": token, "session_id": session_id},
-                            separators=(",", ":")).encode())
+    from .. import jsontext
+
+    return frame(jsontext.dumps({"spool": 1, "token": token, "session_id": session_id}).encode())
 
 
 def _private_dir(path: str) -> None:
     """Create the spool directory 0700 (its parents are the journal store's, already private)."""
-    with contextlib.suppress(FileExistsError):
+    try:
         os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
 
 
 def create(journal_root: str, session_id: str) -> None:
@@ -105,6 +108,14 @@ def create(journal_root: str, session_id: str) -> None:
         os.close(fd)
 
 
+def _cut(fd: int, size: int) -> None:
+    """Cut a failed write back off (best effort: the reader tells a torn line anyway)."""
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        return
+
+
 def _write(fd: int, data: bytes, size: int) -> None:
     """Write `data` at the end (`size`) in one write(); a short or failed write is cut off."""
     try:
@@ -112,8 +123,7 @@ def _write(fd: int, data: bytes, size: int) -> None:
         if done != len(data):
             raise OSError(errno.ENOSPC, "short write to the spool")
     except OSError:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, size)
+        _cut(fd, size)
         raise
 
 
