@@ -69,6 +69,8 @@ class Shape:
 
 
 def _basic_credentials(text: str) -> bool:
+    """The base64 of `user:password`: printable ASCII with a colon in it (a word after `Basic`,
+    `Basic usage`, decodes to no such thing, or not at all)."""
     import base64
     import binascii
 
@@ -76,7 +78,7 @@ def _basic_credentials(text: str) -> bool:
         decoded = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
     except (binascii.Error, ValueError):
         return False
-    return b":" in decoded and decoded.isascii()
+    return b":" in decoded and all(0x20 <= b < 0x7F for b in decoded)
 
 
 _NOT_SECRETS = frozenset({"none", "null", "nil", "true", "false", "undefined", "required",
@@ -102,12 +104,16 @@ def _assigned(text: str) -> bool:
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _VALUE = (r"(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|"
           r"([^\s\"'`,;&|<>(){}\[\]=][^\s\"'`,;&|<>(){}\[\]]*)(?=[\s\"'`,;&|<>)}\]]|$))")
-_ASSIGN = r"[\"']?[ \t]*(?:=|:(?=[ \t]*\S{4}))[ \t]*" + _VALUE
+# the space between a name (or an auth scheme) and its value: any whitespace but a line break.
+# A text copied from a web page, a chat or a PDF has no-break or other Unicode spaces where it
+# showed spaces (U+00A0, U+202F, U+2009, U+3000, ...): `Authorization: Basic …` looks the same
+_SPACE = r"[^\S\r\n]"
+_ASSIGN = r"[\"']?" + _SPACE + r"*(?:=|:(?=" + _SPACE + r"*\S{4}))" + _SPACE + "*" + _VALUE
 _SCHEMES = r"(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)"
-# in a confirm pattern (run on the encoded JSON): a tab as JSON writes it, and any whitespace `\s`
-# matches in the decoded text (escaped `\n`, `\u000b`, or a non-ASCII one, kept as UTF-8 bytes)
-_JSON_TAB = r"(?:[ \t]|\\t)"
-_JSON_SPACE = r"(?:\s|\\[tnrf]|\\u00[01][0-9a-f]|[\x80-\xff]+)"
+# in a confirm pattern (run on the encoded JSON, or on the UTF-8 of a text): what `\s` and
+# `_SPACE` match in the decoded text — raw, or as JSON writes it (`\t`, `\n`, `\u000b`), or a
+# non-ASCII space, kept as its UTF-8 bytes (a confirm may match more than its pattern)
+_JSON_SPACE = r"(?:[\s\x1c-\x1f]|\\[tnrf]|\\u00[01][0-9a-f]|[\x80-\xff]+)"
 
 
 def _shape(kind: str, literals: str, pattern: str, group: int = 0, *, lower: bool = False,
@@ -123,7 +129,7 @@ def _assignment(name: str, *spellings: str) -> Shape:
     """`<…name>=value`, `<…name>: value`, `"<…name>": "value"` in free text, for each spelling."""
     words = "|".join(s.replace("-", "\\-") for s in spellings)  # [a-z_-]: re.escape's answer
     return _shape("secret", " ".join(spellings), f"(?:{words}){_ASSIGN}", -1, lower=True,
-                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*{_JSON_TAB}*[=:]")
+                  accept=_assigned, confirm=f"(?:{words})[\\\\\"']*{_JSON_SPACE}*[=:]")
 
 
 SHAPES: tuple[Shape, ...] = (
@@ -157,20 +163,23 @@ SHAPES: tuple[Shape, ...] = (
     _shape("shopify_token", "shpat_ shpca_ shppa_ shpss_", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     _shape("age_secret_key", "age-secret-key-1", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     _shape("authorization", "authorization",
-           r"authorization[\"']?\s*[:=]\s*[\"']?(?:" + _SCHEMES + r"[ \t]+)?"
+           r"authorization(?:\\*[\"'])?\s*[:=]\s*(?:\\*[\"'])?(?:" + _SCHEMES + _SPACE + "+)?"
            r"(?!" + _SCHEMES + r"\b)([^\s\"'\\,;]{6,})", 1, lower=True,
            confirm=r"authorization[\\\"']*" + _JSON_SPACE + "*[:=]"),
-    _shape("bearer_token", "bearer", r"bearer[ \t]+([a-z0-9._~+/=\-]{16,})", 1, lower=True,
-           confirm=r"bearer" + _JSON_TAB + r"+[a-z0-9._~+/=\-]{16,}"),
-    _shape("basic_auth", "basic", r"basic[ \t]+([a-z0-9+/]{8,}={0,2})", 1, lower=True,
-           accept=_basic_credentials, confirm=r"basic" + _JSON_TAB + r"+[a-z0-9+/]{8,}"),
+    _shape("bearer_token", "bearer", r"bearer" + _SPACE + r"+([a-z0-9._~+/=\-]{16,})", 1,
+           lower=True, confirm=r"bearer" + _JSON_SPACE + r"+[a-z0-9._~+/=\-]{16,}"),
+    # `user:password` in base64 after `Basic` (6 characters before the padding: `u:pw`), after
+    # `%20` too (a URL-encoded header); `_basic_credentials` tells it from a word
+    _shape("basic_auth", "basic", r"basic(?:" + _SPACE + r"|%20)+([a-z0-9+/]{6,}={0,2})", 1,
+           lower=True, accept=_basic_credentials,
+           confirm=r"basic(?:" + _JSON_SPACE + r"|%20)+[a-z0-9+/]{6,}"),
     _shape("url_password", "://", r"://[^\s/?#@:'\"]*:([^\s/?#@'\"]+)@", 1,
            confirm=r"://[^\s/?#@]*:[^\s/?#@]*@"),
     _shape("cli_password", "--pass --token --secret --api-key --apikey --access-key",
-           r"--(?:password|passwd|pass|token|secret|api-key|apikey|access-key)(?:=|[ \t]+)"
+           r"--(?:password|passwd|pass|token|secret|api-key|apikey|access-key)(?:=|" + _SPACE + "+)"
            r"([^\s\"'-][^\s\"']*)", 1, lower=True, not_after=_ALNUM + "-", accept=_assigned,
            confirm=r"--(?:pass|token|secret|api-key|apikey|access-key)[a-z]*(?:=|"
-           + _JSON_TAB + ")"),
+           + _JSON_SPACE + ")"),
     # NAME=value / NAME: value / "name": "value" / name = 'value' in free text (.env, YAML, JSON)
     _assignment("password", "password", "passwd", "passphrase"),
     _assignment("secret key", "secret_key", "secret-key", "secretkey"),

@@ -64,24 +64,29 @@ class Resuming(Reading):
                 requested: dict[str, Any] | None) -> Report:
         from .recovery.advice import advise
         from .recovery.assess import assess
-        from .recovery.baseline import current_workspace, find_moved
+        from .recovery.baseline import current_workspace
+        from .recovery.identity import find_moved, reidentify
         from .recovery.subsystems.worktree import Worktree
 
         worktree = replayed.state.get(Worktree)
-        try:
-            recorded = worktree.recorded()
+        note = None
+        try:  # an agent's baseline names no root commit: rebuilt here from the commits it names
+            recorded, note = reidentify(replayed, worktree, os.path.abspath(workspace))
         except ValueError:  # unreadable: the worktree's validation says so (blocked)
             recorded = None
         report = assess(replayed, current_workspace(workspace, requested=requested,
                                                     recorded=recorded,
                                                     recorded_cwd=worktree.state["cwd"]),
                         thread_id=thread)
+        if note is not None:
+            report = dataclasses.replace(report, notes=[*report.notes, note])
         kinds = {d.kind for d in report.differences}
         if kinds & {"cwd_missing", "branch", "head"}:
             if recorded is None:
                 return report
-            if "cwd_missing" in kinds and recorded.identity is not None:
-                moved = find_moved(recorded.identity, near=report.workspace)
+            commits = worktree.named_commits()
+            if "cwd_missing" in kinds and (recorded.identity is not None or commits):
+                moved = find_moved(recorded.identity, near=report.workspace, commits=commits)
                 report = dataclasses.replace(report, relocate_to=moved)
             elif report.verdict == "drift":
                 advice = advise(recorded, root=report.workspace)

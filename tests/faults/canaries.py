@@ -29,6 +29,19 @@ def _b64(n: int) -> str:
 _AKIA = "AKIA" + _r(16, _UPPER)
 _AWS_SECRET = _b64(40)
 _BASIC = base64.b64encode(b"admin:Basic-pw-" + _r(8).encode()).decode()
+
+
+def _basic(user: str, length: int) -> str:
+    """A Basic credential (base64 of `user:password`), its padding stripped: the part that must
+    never reach the store (`length` bytes of `user:password`; its remainder mod 3 sets the
+    padding: 0 none, 1 `==`, 2 `=`)."""
+    return base64.b64encode(f"{user}:{_r(length - len(user) - 1)}".encode()).decode().rstrip("=")
+
+
+# the header line issue 31 was reported with: `user:Xq9secretPW`, as curl -v prints it
+_HEADER_LINE = base64.b64encode(b"user:Xq9secretPW").decode()
+_B0, _B1, _B2 = _basic("deploy", 24), _basic("deploy", 25), _basic("deploy", 26)  # none, ==, =
+_SHORT = base64.b64encode(b"ab:cd").decode()  # 7 base64 characters before the padding
 _PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" + _r(64) + "\n" + _r(64)
         + "\n-----END RSA PRIVATE KEY-----")
 _OPENSSH = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA" + _r(60)
@@ -69,6 +82,33 @@ CANARIES: list[tuple[str, str, str]] = [
     ("https_url_token", s := "Ht-" + _r(16), f"git remote add o https://ci:{s}@git.example.com/r"),
     ("authorization_basic", _BASIC, f"curl -H 'Authorization: Basic {_BASIC}' http://x"),
     ("basic_bare", _BASIC, f"header was Basic {_BASIC}"),
+    # Basic credentials in every form a user pastes (issue 31): header name case, with and
+    # without padding, the line anywhere in the text, in curl flags, JSON strings, tool output
+    ("basic_header_line", _HEADER_LINE.rstrip("="), f"Authorization: Basic {_HEADER_LINE}"),
+    ("basic_curl_verbose", _B1, "*   Trying 10.0.0.7:443...\n> GET /v1/me HTTP/1.1\r\n"
+     f"> Host: api.example.com\r\n> Authorization: Basic {_B1}==\r\n> User-Agent: curl/8.5.0"
+     "\r\n>\r\n< HTTP/1.1 200 OK"),
+    ("basic_lower_case", _B2, f"authorization: basic {_B2}="),
+    ("basic_upper_case", _B0, f"AUTHORIZATION: BASIC {_B0}"),
+    ("basic_no_space_after_colon", _B2, f"Authorization:Basic {_B2}="),
+    ("basic_curl_header_double_quoted", _B0,
+     f'curl --header "Authorization: Basic {_B0}" https://api.example.com/v1/me'),
+    ("basic_curl_glued_flag", _B1, f"curl -sH'authorization: Basic {_B1}==' https://x"),
+    ("basic_padding_stripped", _B1, f"Authorization: Basic {_B1}"),
+    ("proxy_authorization_basic", _B2, f"Proxy-Authorization: Basic {_B2}="),
+    ("proxy_authorization_curl", _B0,
+     f"curl -x http://proxy:3128 -H 'Proxy-Authorization: Basic {_B0}' https://x"),
+    ("basic_json_string", _B1,
+     f'{{"headers": {{"Authorization": "Basic {_B1}==", "Accept": "application/json"}}}}'),
+    ("basic_json_escaped", _B2, f'{{\\"headers\\":{{\\"Authorization\\":\\"Basic {_B2}=\\"}}}}'),
+    ("basic_har_entry", _B0, f'{{"name": "authorization", "value": "Basic {_B0}"}}'),
+    ("basic_go_header_set", _B1, f'req.Header.Set("Authorization", "Basic {_B1}==")'),
+    ("basic_python_requests", _B2,
+     f'requests.get(url, headers={{"Authorization": f"Basic {_B2}="}})'),
+    ("basic_markdown", _B0, f"send `Authorization: Basic {_B0}` with it"),
+    ("basic_nbsp", _B1, f"Authorization:\u00a0Basic\u00a0{_B1}=="),
+    ("basic_short_credential", _SHORT.rstrip("="), f'req.Header.Set("Authorization", "Basic {_SHORT}")'),
+    ("basic_short_in_escaped_json", _SHORT.rstrip("="), f'{{\\"Authorization\\": \\"Basic {_SHORT}\\"}}'),
     ("authorization_bearer", s := _r(40), f"Authorization: Bearer {s}"),
     ("authorization_token", s := _r(32), f"Authorization: token {s}"),
     ("dotenv_password", s := "hunter2-" + _r(6), f"DB_PASSWORD={s}\nDB_HOST=db"),
@@ -105,6 +145,8 @@ INNOCENT: list[str] = [
     "name ThisIsAFortyCharacterCamelCaseIdentifyXY here",
     "[REDACTED:github_token:1a2b3c4d] was already redacted",
     "Basic usage: run make test",
+    'WWW-Authenticate: Basic realm="api", charset="UTF-8"',
+    "Basic Settings and basic types: int, str; the Basic plan; BASIC 2.0 interpreter",
     "key-value store with keys and values",
     "git push -u origin main",
 ]

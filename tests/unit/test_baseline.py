@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from sessionkeeper.events import RepoIdentity
-from sessionkeeper.recovery.baseline import (
-    PathEscapesRoot,
-    capture,
-    file_hash,
-    find_by_identity,
-)
+from sessionkeeper.recovery.baseline import PathEscapesRoot, capture, file_hash
 from sessionkeeper.recovery.comparison import blocks, compare, verdict_of
+from sessionkeeper.recovery.identity import find_by_identity
 from sessionkeeper.recovery.subsystems.base import Difference
 from tests.conftest import git
 

@@ -122,6 +122,32 @@ def test_the_prefilter_keeps_every_shape_when_the_spaces_are_escaped_in_json(
         assert secret not in orjson.loads(redact_json(body))["text"]
 
 
+_HORIZONTAL = {"tab": "\t", "vtab": "\x0b", "unit-sep": "\x1f", "nbsp": "\u00a0",
+               "narrow-nbsp": "\u202f", "thin": "\u2009", "ideographic": "\u3000"}
+
+
+@pytest.mark.parametrize("space", list(_HORIZONTAL.values()), ids=list(_HORIZONTAL))
+@pytest.mark.parametrize("kind,secret,text", CANARIES, ids=[c[0] for c in CANARIES])
+def test_a_secret_whose_spaces_are_other_horizontal_whitespace_is_still_redacted(
+        kind: str, secret: str, text: str, space: str) -> None:
+    """Fixture: CANARIES with every space replaced by a tab or another horizontal space (a text
+    copied from a web page, a chat or a PDF has no-break spaces where it showed spaces): the
+    secret is gone from the text and from the record path's body."""
+    spaced = text.replace(" ", space)
+    assert secret not in redact_text(spaced)
+    body = orjson.dumps({"type": "message", "role": "user", "text": spaced})
+    assert secret not in orjson.loads(redact_json(body))["text"]
+
+
+@pytest.mark.parametrize("text", ["Authorization%3A%20Basic%20{c}%3D%3D",
+                                  "GET /proxy?header=Authorization%3A+Basic%20{c}%3D%3D"])
+def test_a_url_encoded_basic_credential_is_redacted(text: str) -> None:
+    """Fixture: a Basic header URL-encoded in a query string (a logged request URL)."""
+    credential = "ZGVwbG95OjVMV29PMG9QZ0NzZFVqemttVg"
+    out = redact_text(text.format(c=credential))
+    assert credential not in out and "[REDACTED:basic_auth:" in out
+
+
 @pytest.mark.parametrize("text", ["password\t= hunter2222", "mysql --password\thunter2222",
                                   "Bearer\tabcdefghijklmnopqrstu", "Basic\tdXNlcjpwYXNzd29yZA==",
                                   'x = {"password"\t: "hunter2222"}',

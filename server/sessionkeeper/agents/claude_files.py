@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 COMPANION_CAP = 1 << 20
 _TITLE_ORDER = ("custom-title", "ai-title", "summary")
+_RECENT = "\nRecent commits:\n"
+_COMMIT_LINE = re.compile(r"([0-9a-f]{7,40}) (.*)")
+_MAX_COMMITS = 10
 
 
 def claude_meta(tr: ClaudeTranslator) -> Record | None:
@@ -60,8 +64,23 @@ def claude_meta(tr: ClaudeTranslator) -> Record | None:
         "data": {"agent": agent, "facts": _facts(st), "unknown": unknown,
                  "lines": st["lines"], "rewound_lines": st["rewound_lines"],
                  "skipped": dict(st["skipped"]), "unrecognized": dict(st["unrecognized"]),
-                 "unmappable": dict(st["unmappable"])},
+                 "unmappable": dict(st["unmappable"]),
+                 **({"commits": st["commits"]} if st.get("commits") else {})},
     }
+
+
+def recent_commits(git_status: object) -> list[dict[str, str]]:
+    """The commits under "Recent commits:" in Claude Code's gitStatus context (`git log
+    --oneline` at the session's start, newest first: HEAD first), as {commit, subject}."""
+    if not isinstance(git_status, str) or _RECENT not in git_status:
+        return []
+    out = []
+    for line in git_status.split(_RECENT, 1)[1].split("\n")[:_MAX_COMMITS]:
+        found = _COMMIT_LINE.fullmatch(line.rstrip("\r"))
+        if found is None:
+            break
+        out.append({"commit": found[1], "subject": found[2]})
+    return out
 
 
 def checked_out(branch: str) -> str | None:

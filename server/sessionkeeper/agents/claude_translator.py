@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .base import AgentFile, canonical_uuid
-from .claude_files import best_title, checked_out, claude_meta, legacy_todos, subagent_meta
+from .claude_files import (
+    best_title,
+    checked_out,
+    claude_meta,
+    legacy_todos,
+    recent_commits,
+    subagent_meta,
+)
 from .claude_tools import ClaudeTools
 from .live import CONVERSATION, Chain
 from .translate import MAX_TOKENS, MESSAGE_CAP, Record, capped, one_line, text_of, token_count
@@ -43,7 +50,7 @@ class ClaudeTranslator(ClaudeTools):
                      first_prompt=None, calls={}, edits={}, tasks={}, task_calls={},
                      todo_digest=None, seen=[], cost_state={}, compact_through=None,
                      legacy_todo=None, subagent=None, facts={}, chain={"leaf": None, "tips": []},
-                     place_ts=None, model_ts=None, cost_ts=None, sandboxed=None)
+                     place_ts=None, model_ts=None, cost_ts=None, sandboxed=None, commits=None)
         return state
 
     def feed(self, number: int, line: dict[str, Any]) -> None:
@@ -86,7 +93,10 @@ class ClaudeTranslator(ClaudeTools):
         elif kind == "system":
             self._system(line, ts)
         elif kind == "attachment":
-            self.skip(f"attachment:{(line.get('attachment') or {}).get('type')}")
+            attachment = line.get("attachment") or {}
+            if attachment.get("type") == "session_context" and st.get("commits") is None:
+                self._git_status(attachment, line.get("cwd"))
+            self.skip(f"attachment:{attachment.get('type')}")
         elif kind in ("custom-title", "ai-title", "summary"):
             self._title(str(kind), line, ts)
         elif kind == "permission-mode":
@@ -128,6 +138,15 @@ class ClaudeTranslator(ClaudeTools):
                 self.emit("baseline", ts, {"repo_root": cwd, "worktree": cwd, "identity": None,
                                            "branch": checked_out(branch), "head": None,
                                            "data": {"unknown": ["head", "dirty", "identity"]}}, tag=tag)
+
+    def _git_status(self, attachment: dict[str, Any], cwd: object) -> None:
+        """The commits Claude Code listed at the session's start (its gitStatus context): what a
+        baseline without a SHA is identified by (`recovery.identity`)."""
+        context = attachment.get("context")
+        commits = recent_commits(context.get("gitStatus") if isinstance(context, dict) else None)
+        where = cwd if isinstance(cwd, str) and cwd else self.state["cwd"]
+        if commits and where:
+            self.state["commits"] = {"cwd": where, "commits": commits}
 
     def _mode(self, mode: object, ts: str | None, tag: str | None) -> None:
         if not isinstance(mode, str) or mode == self.state["mode"]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import GitRefused
@@ -31,7 +31,7 @@ class PathEscapesRoot(ValueError):
     """A file path that resolves outside the workspace root; it is never read."""
 
 
-def _toplevel(path: str) -> tuple[str, str] | None:
+def toplevel(path: str) -> tuple[str, str] | None:
     """The working tree containing `path` and its repository's common git directory; None
     outside git; GitRefused when git will not read it."""
     if not os.path.isdir(path):
@@ -46,7 +46,7 @@ def _toplevel(path: str) -> tuple[str, str] | None:
     return None
 
 
-def _root_commits(top: str, common_dir: str,
+def root_commits(top: str, common_dir: str,
                   started: Callable[[], gitrun.GitResult] | None = None) -> list[str]:
     """The commits without parents in HEAD's history, sorted (`started`: that git call, already
     running). In a shallow clone the commits its history is cut at (`<common dir>/shallow`) have
@@ -76,12 +76,12 @@ def redact_url(url: str | None) -> str | None:
 
 def identity_of(path: str) -> tuple[str, RepoIdentity] | None:
     """Return (worktree, identity) of the repository containing `path`, or None outside git."""
-    found = _toplevel(path)
+    found = toplevel(path)
     if found is None:
         return None
     top, common = found
     remote = gitrun.value(top, "config", "--get", "remote.origin.url")
-    return top, RepoIdentity(root_commits=_root_commits(top, common), remote_url=redact_url(remote))
+    return top, RepoIdentity(root_commits=root_commits(top, common), remote_url=redact_url(remote))
 
 
 def _repo_root(top: str) -> str:
@@ -230,7 +230,7 @@ def from_head(head: Head, *, dirty: bool = False, known: GitBaseline | None = No
             early.wait()
         identity = known.identity
     else:
-        roots = _root_commits(top, head.common_dir, early.roots if early is not None else None)
+        roots = root_commits(top, head.common_dir, early.roots if early is not None else None)
         # without root commits (a shallow clone) the repository is known by its origin only
         if early is not None and early.remote is not None:
             url = _value(early.remote())
@@ -285,32 +285,6 @@ def file_hash(root: str | os.PathLike[str], relpath: str, *,
     finally:
         os.close(fd)
     return digest.hexdigest()
-
-
-_MAX_CANDIDATES = 50
-
-
-def find_moved(identity: RepoIdentity, *, near: str) -> str | None:
-    """The repository with `identity`, found again among the directories next to `near`."""
-    parent = os.path.dirname(os.path.realpath(near))
-    while parent and not os.path.isdir(parent):
-        parent = os.path.dirname(parent)
-    try:
-        names = sorted(os.listdir(parent))[:_MAX_CANDIDATES]
-    except OSError:
-        return None
-    candidates = [os.path.join(parent, n) for n in names
-                  if os.path.isdir(os.path.join(parent, n, ".git"))]
-    return find_by_identity(identity, candidates)
-
-
-def find_by_identity(identity: RepoIdentity, candidates: Iterable[str]) -> str | None:
-    """Return the worktree of the first candidate holding the same repository, else None."""
-    for candidate in candidates:
-        found = identity_of(candidate)
-        if found and same_repository(identity, found[1]):
-            return found[0]
-    return None
 
 
 def current_workspace(root: str, *, requested: Mapping[str, Any] | None = None,

@@ -63,11 +63,14 @@ def compare(
         detail = "now outside any git repository" if current is None else "recorded outside git"
         return [Difference("other_repository", _ident(recorded), _ident(current), detail)]
     same = same_repository(recorded.identity, current.identity)
+    detail = "no common root commit"
     if same is None:  # no commits and no remote on one side: fall back to the path
         same = same_place(recorded.repo_root, current.repo_root)
+        detail = "another path, and no root commit or origin URL on both sides to compare"
+    elif not _roots(recorded) or not _roots(current):
+        detail = "another origin URL"
     if not same:
-        return [Difference("other_repository", _ident(recorded), _ident(current),
-                           "no common root commit")]
+        return [Difference("other_repository", _ident(recorded), _ident(current), detail)]
     diffs: list[Difference] = []
     if not same_place(recorded.repo_root, current.repo_root):
         diffs.append(Difference("relocated", recorded.repo_root, current.repo_root,
@@ -81,6 +84,10 @@ def compare(
     if recorded.head != current.head:
         diffs.append(Difference("head", recorded.head, current.head))
     return diffs
+
+
+def _roots(baseline: GitBaseline) -> bool:
+    return bool(baseline.identity and baseline.identity.root_commits)
 
 
 def _ident(baseline: GitBaseline | None) -> dict[str, Any] | None:

@@ -87,3 +87,33 @@ def test_the_cli_reports_a_real_tool_call_cut_off_as_in_doubt(fresh: Callable[[]
     report = sk(driver, "--check-resume", str(driver.session_id), "--workspace", str(driver.repo),
                 root=copy, data_home=tmp_path / "xdg")
     assert [o["operation_id"] for o in report["in_doubt_operations"]] == [call]
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["listed-before-the-rename", "never-listed"])
+def test_a_real_session_in_a_renamed_repository_is_offered_as_relocated(
+        fresh: Callable[[], Driver], tmp_path: Path, listed: bool) -> None:
+    """`fresh`: one real session that creates a file in a scratch repository `repo` (two
+    commits); the folder renamed (`mv repo repo-renamed`) after Session Keeper listed the session,
+    or before it ever saw it (no identity remembered in the index)."""
+    driver = fresh()
+    driver.run("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")
+    data = tmp_path / "xdg"
+    if listed:
+        [row] = sk(driver, "list", data_home=data)
+        assert row["thread_id"] == driver.session_id
+    recorded = os.path.realpath(driver.repo)
+    renamed = driver.repo.with_name("repo-renamed")
+    os.rename(driver.repo, renamed)
+    thread = str(driver.session_id)
+    report = sk(driver, "--check-resume", thread, "--workspace", str(renamed), data_home=data)
+    assert report["verdict"] == "drift", report["differences"]
+    assert [(d["kind"], d["recorded"], d["current"]) for d in report["differences"]] == [
+        ("relocated", recorded, os.path.realpath(renamed))]
+    assert report["facts"]["identity"]["exact"] is (listed or driver.agent == "codex")
+    assert report["facts"]["identity"]["origin"] == ("index" if listed else "workspace")
+    resumed = sk(driver, "resume", thread, "--workspace", str(renamed), "--decision", "continue",
+                 data_home=data)
+    assert resumed["command"]["cwd"] == str(renamed)
+    # from the old path: blocked, and the repository found again next to it
+    lost = sk(driver, "--check-resume", thread, "--workspace", str(driver.repo), data_home=data)
+    assert (lost["verdict"], lost["relocate_to"]) == ("blocked", os.path.realpath(renamed))

@@ -1,15 +1,24 @@
-"""The workspace baseline the session was recorded in (cwd, repository, branch, HEAD, dirty)."""
+"""The workspace baseline the session was recorded in (cwd, repository, branch, HEAD, dirty).
+
+Besides the baseline: the commits an agent's log names at the place the session started
+(`data.commits` of its session_meta: Claude Code's "Recent commits"), kept across later baseline
+records, since they are what a baseline without root commits can be identified by
+(`recovery.identity`).
+"""
 
 from __future__ import annotations
 
 import copy
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...events import GitBaseline, RepoIdentity
 from ..comparison import baseline_differences
 from .base import Difference, Findings, Record, Subsystem, Workspace, register
+
+if TYPE_CHECKING:  # a check imports it when it asks (a hook's fold never does)
+    from ..identity import NamedCommit
 
 _FIELDS = ("repo_root", "worktree", "identity", "branch", "head", "dirty")
 
@@ -45,13 +54,16 @@ class Worktree(Subsystem):
     handles = frozenset({"session_meta", "baseline"})
 
     def __init__(self) -> None:
-        self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None, "unknown": []}
+        self.state: dict[str, Any] = {"cwd": None, "baseline": None, "seq": None, "unknown": [],
+                                      "commits": None}
 
     def apply(self, record: Record) -> None:
         """Take the cwd and baseline of a session_meta, or a refreshed baseline."""
         if record["type"] == "session_meta":
             self.state["cwd"] = record.get("cwd")
             self.state["baseline"] = copy.deepcopy(record.get("baseline"))
+            named = (record.get("data") or {}).get("commits")
+            self.state["commits"] = copy.deepcopy(named) if isinstance(named, dict) else None
         else:
             self.state["baseline"] = {k: copy.deepcopy(record.get(k)) for k in _FIELDS}
         self.state["seq"] = record.get("seq")
@@ -71,6 +83,37 @@ class Worktree(Subsystem):
         if "baseline" not in self.state:  # a crafted snapshot's state: not "outside git"
             raise ValueError("the worktree state has no baseline")
         return baseline_of(self.state["baseline"])
+
+    def named_commits(self) -> list[NamedCommit]:
+        """The commits the recorded baseline's history holds, as its log names them: the recorded
+        HEAD, then those listed where the baseline was taken (newest first); [] when unreadable."""
+        from ..identity import NamedCommit
+
+        try:
+            baseline = self.recorded()
+        except ValueError:
+            return []
+        if baseline is None:
+            return []
+        out = [NamedCommit(baseline.head)] if isinstance(baseline.head, str) and baseline.head \
+            and "head" not in self.state.get("unknown", ()) else []
+        named = self.state.get("commits")
+        if not isinstance(named, dict) or not isinstance(named.get("cwd"), str) \
+                or not isinstance(named.get("commits"), list):
+            return out
+        where = {os.path.normpath(p) for p in (baseline.worktree, baseline.repo_root) if p}
+        if os.path.normpath(named["cwd"]) not in where:
+            return out  # listed at another place than the baseline in force
+        return out + [NamedCommit(c["commit"], c.get("subject") if isinstance(c.get("subject"), str)
+                                  else None)
+                      for c in named["commits"] if isinstance(c, dict)
+                      and isinstance(c.get("commit"), str)]
+
+    def set_identity(self, identity: RepoIdentity) -> None:
+        """Give the recorded baseline an identity (rebuilt: `recovery.identity.reidentify`)."""
+        if isinstance(self.state.get("baseline"), dict):
+            self.state["baseline"]["identity"] = {"root_commits": list(identity.root_commits),
+                                                  "remote_url": identity.remote_url}
 
     def recorded_branch(self) -> str | None:
         """The recorded branch, or None (detached, outside git, or unreadable)."""
