@@ -38,10 +38,15 @@ CLI_SOURCES = frozenset({"cli", "tui", "desktop", "acp", "local"})
 """`sessions.source` values of a terminal/editor session (no chat behind it)."""
 
 
+def agent_chat(row: dict[str, Any]) -> bool:
+    """True for a session of a messaging platform (a chat), not of a terminal or editor."""
+    return (row.get("source") or "unknown") not in CLI_SOURCES
+
+
 def source_context(row: dict[str, Any]) -> dict[str, Any]:
     """Where a session's messages came from: platform, chat type and id, thread, routing key."""
     platform = row.get("source") or "unknown"
-    out: dict[str, Any] = {"platform": platform, "chat": platform not in CLI_SOURCES}
+    out: dict[str, Any] = {"platform": platform, "chat": agent_chat(row)}
     for ours, theirs in (("chat_type", "chat_type"), ("chat_id", "chat_id"),
                          ("chat_name", "display_name"), ("thread_id", "thread_id"),
                          ("session_key", "session_key"), ("profile", "profile_name")):
@@ -68,6 +73,8 @@ def hermes_meta(tr: HermesTranslator) -> Record | None:
     unknown = ["head", "dirty", "identity", "tool_profile"]
     if baseline is None:
         unknown.append("baseline")
+        if not cwd and agent_chat(row):
+            unknown.append("workspace")  # a chat runs in no workspace: none is checked
     elif not branch:
         unknown.append("branch")
     title = st.get("title") or st["first_prompt"]
