@@ -1,33 +1,34 @@
 """Read-only access to Hermes Agent's session database, `state.db` (SQLite, WAL), while Hermes writes.
 
-How it is opened (nothing is ever created or written under a Hermes home):
-- with its `-wal` and `-shm` beside it (Hermes ran, or runs now): `mode=ro`, a normal reader of a
-  WAL database, so what Hermes committed and has not checkpointed is seen too. SQLite maps the
-  `-shm` wal-index as every reader does; its bytes stay what Hermes wrote.
-- with neither (Hermes checkpointed and closed): `immutable=1`, which creates no `-wal`/`-shm`
-  (a `mode=ro` reader would); the file's stat is compared before and after, and a read that
-  raced a writer is taken again.
-- with only one of them (a crash between the two unlinks): a private copy of the file and its
-  `-wal` in a temporary folder is opened instead, and removed.
-A database that cannot be opened or is not Hermes's (no `sessions`/`messages` table) is an
-AgentLogUnreadable; a session whose rows cannot be decoded is read as far as it goes.
+Nothing is ever opened for writing, created or touched under a Hermes home: even a `mode=ro`
+reader of a WAL database writes its read mark into the `-shm` wal-index (and creates `-wal` and
+`-shm` when they are missing). So the database is read from a private snapshot: `state.db` and
+its `-wal` copied (the kernel's copy, no Python buffers) into a temporary folder of ours and
+opened there; SQLite folds the copied WAL in as it would Hermes's own. A copy that raced a
+writer (either file's size, mtime or inode changed while it was taken: a checkpoint, a commit) is
+taken again. One snapshot per database stays in this process while both files' stats stay the
+same, so an import pass (a listing query, then each changed session) copies once. A database
+that cannot be opened or is not Hermes's (no `sessions`/`messages` table) is an
+AgentLogUnreadable; text that is not UTF-8 is read with replacement characters.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
 import shutil
 import sqlite3
 import tempfile
-import urllib.parse
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .base import AgentLogUnreadable
 
+T = TypeVar("T")
 DB_NAME = "state.db"
 SESSION_COLUMNS = (
     "id", "source", "user_id", "session_key", "chat_id", "chat_type", "thread_id", "display_name",
@@ -41,10 +42,9 @@ SESSION_COLUMNS = (
 MESSAGE_COLUMNS = ("id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
                    "token_count", "finish_reason", "active", "compacted")
 _RETRIES = 3
-
-
-def _uri(path: Path, **params: str) -> str:
-    return "file:" + urllib.parse.quote(str(path)) + "?" + urllib.parse.urlencode(params)
+Stamps = tuple["tuple[int, int, int] | None", "tuple[int, int, int] | None"]
+_SNAPSHOTS: dict[str, tuple[Stamps, str]] = {}  # db path -> (its stamps, our snapshot folder)
+_LOCK = threading.Lock()
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -55,63 +55,85 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+def _stamps(db: Path) -> Stamps:
+    return _stamp(db), _stamp(Path(f"{db}-wal"))
+
+
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def _drop(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@atexit.register
+def _drop_all() -> None:
+    with _LOCK:
+        for _, folder in _SNAPSHOTS.values():
+            _drop(folder)
+        _SNAPSHOTS.clear()
+
+
+def _copy(db: Path) -> tuple[Stamps, str]:
+    """A consistent private copy of the database and its WAL: (the source's stamps, the folder)."""
+    for _ in range(_RETRIES):
+        before = _stamps(db)
+        folder = tempfile.mkdtemp(prefix="sk-hermes-")
+        try:
+            shutil.copyfile(db, os.path.join(folder, DB_NAME))
+            if before[1] is not None:
+                with contextlib.suppress(FileNotFoundError):  # checkpointed away meanwhile
+                    shutil.copyfile(f"{db}-wal", os.path.join(folder, DB_NAME + "-wal"))
+        except OSError:
+            _drop(folder)
+            raise
+        if _stamps(db) == before:
+            return before, folder
+        _drop(folder)
+    raise AgentLogUnreadable(f"{db}: changed during {_RETRIES} copies in a row")
+
+
+def snapshot(db: Path) -> str:
+    """Our snapshot folder of one database, copied again when the database or its WAL changed."""
+    key = str(db)
+    with _LOCK:
+        known = _SNAPSHOTS.get(key)
+        if known is not None and known[0] == _stamps(db):
+            return known[1]
+        made = _copy(db)
+        if known is not None:
+            _drop(known[1])
+        _SNAPSHOTS[key] = made
+        return made[1]
+
+
 @contextlib.contextmanager
 def connect(db: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to one state.db (see the module docstring for how it is opened)."""
+    """A connection to our snapshot of one state.db (see the module docstring)."""
     try:
-        os.stat(db)
         with open(db, "rb"):  # a database of another user's permissions fails here, typed
             pass
-    except OSError as exc:
-        raise AgentLogUnreadable(f"{db}: {exc.strerror or exc}") from None
-    wal, shm = Path(f"{db}-wal"), Path(f"{db}-shm")
-    has_wal, has_shm = wal.exists(), shm.exists()
-    copy: str | None = None
-    try:
-        if has_wal and has_shm:
-            uri = _uri(db, mode="ro")
-        elif not has_wal and not has_shm:
-            uri = _uri(db, mode="ro", immutable="1")
-        else:
-            copy = tempfile.mkdtemp(prefix="sk-hermes-")
-            shutil.copyfile(db, os.path.join(copy, DB_NAME))
-            if has_wal:
-                shutil.copyfile(wal, os.path.join(copy, DB_NAME + "-wal"))
-            uri = _uri(Path(copy) / DB_NAME)
-        conn = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
+        folder = snapshot(db)
+        conn = sqlite3.connect(os.path.join(folder, DB_NAME), timeout=5.0, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
-        if copy is not None:
-            shutil.rmtree(copy, ignore_errors=True)
-        raise AgentLogUnreadable(f"{db}: cannot open Hermes's session database: {exc}") from None
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise AgentLogUnreadable(f"{db}: cannot read Hermes's session database: {detail}") from None
     conn.row_factory = sqlite3.Row
     conn.text_factory = _text  # a message with bytes that are not UTF-8 is read, not refused
     try:
         yield conn
     finally:
         conn.close()
-        if copy is not None:
-            shutil.rmtree(copy, ignore_errors=True)
 
 
-def consistent(db: Path, query: Any) -> Any:
-    """`query(conn)` on a read-only connection, taken again when the file changed under an
-    immutable read (a writer raced it); sqlite errors become AgentLogUnreadable."""
-    for attempt in range(_RETRIES):
-        before = _stamp(db), _stamp(Path(f"{db}-wal"))
-        try:
-            with connect(db) as conn:
-                result = query(conn)
-        except sqlite3.DatabaseError as exc:
-            if attempt + 1 < _RETRIES and (_stamp(db), _stamp(Path(f"{db}-wal"))) != before:
-                continue
-            raise AgentLogUnreadable(f"{db}: not a readable Hermes session database: {exc}") from None
-        if before[1] is not None or (_stamp(db), _stamp(Path(f"{db}-wal"))) == before:
-            return result
-    raise AgentLogUnreadable(f"{db}: changed during {_RETRIES} reads in a row")
+def consistent(db: Path, query: Callable[[sqlite3.Connection], T]) -> T:
+    """`query(conn)` on a snapshot of the database; sqlite errors become AgentLogUnreadable."""
+    try:
+        with connect(db) as conn:
+            return query(conn)
+    except sqlite3.DatabaseError as exc:
+        raise AgentLogUnreadable(f"{db}: not a readable Hermes session database: {exc}") from None
 
 
 def columns(conn: sqlite3.Connection, table: str) -> set[str]:

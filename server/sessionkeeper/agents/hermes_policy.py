@@ -157,7 +157,8 @@ def notes(meta: Mapping[str, Any], *, now: float | None = None) -> list[str]:
     due = policy.reset_since(last, current)
     if due is not None:
         kind, when = due
-        out.append(f"{'an' if kind == 'idle' else 'a'} {kind} reset of this chat came due at {when.isoformat(timespec='minutes')} "
+        article = "an" if kind == "idle" else "a"
+        out.append(f"{article} {kind} reset of this chat came due at {when.isoformat(timespec='minutes')} "
                    f"(local time), after its last message at {last.isoformat(timespec='minutes')}: "
                    "the gateway starts a new session on the chat's next message (a lifecycle fact, "
                    "not drift); `hermes --resume` still reopens this one")
