@@ -25,7 +25,7 @@ from tests.e2e.agents.fake_models import FakeModel
 HERE = Path(__file__).resolve().parent
 RUN_TIMEOUT = 240
 BRANCH = "feature/sk-test"
-_SESSION = re.compile(r"^session_id: (\S+)$", re.M)
+_SESSION = re.compile(r"session_id: ([A-Za-z0-9_.:-]+)")
 
 
 def faketime() -> str:
@@ -75,7 +75,7 @@ class HermesDriver:
             argv += ["--resume", resume]
         out = subprocess.run(argv, cwd=self.repo, env=self.env(), capture_output=True, text=True,
                              timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
-        found = _SESSION.findall(out.stdout)
+        found = _SESSION.findall(out.stdout + "\n" + out.stderr)  # Hermes prints it on stderr
         if out.returncode != 0 or not found:
             raise RuntimeError(f"hermes failed ({out.returncode}):\n{out.stdout[-2000:]}\n"
                                f"{out.stderr[-3000:]}")
