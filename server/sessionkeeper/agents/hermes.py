@@ -15,6 +15,7 @@ the mapping is in MAPPING.md beside this file.
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 DEFAULT_HOME = "~/.hermes"
+UNREADABLE = "*"
+"""The session id of the entry that stands for a database that could not be listed."""
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
 
 
@@ -46,7 +49,7 @@ def databases(root: Path) -> list[Path]:
     """The session databases under one Hermes home: its own and each profile's."""
     out = []
     own = root / "state.db"
-    if own.is_file():
+    if _present(own):
         out.append(own)
     try:
         profiles = sorted(os.scandir(root / "profiles"), key=lambda e: e.name)
@@ -54,9 +57,19 @@ def databases(root: Path) -> list[Path]:
         profiles = []
     for entry in profiles:
         db = Path(entry.path) / "state.db"
-        if entry.is_dir(follow_symlinks=False) and db.is_file():
+        if entry.is_dir(follow_symlinks=False) and _present(db):
             out.append(db)
     return out
+
+
+def _present(db: Path) -> bool:
+    """True for a database file, and for one we may not look at (its read then says why)."""
+    try:
+        return stat.S_ISREG(os.stat(db).st_mode)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
 
 
 class HermesAgent(Agent):
@@ -76,13 +89,14 @@ class HermesAgent(Agent):
     def stat_entries(self, root: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
         """Each session with its stamp: (size, mtime_ns, inode) = (top message id, row digest, db inode).
 
-        A database that cannot be read lists nothing (its sessions are then "gone" for the index
-        only when the database is; a read names the problem)."""
+        A database that cannot be read is listed as one entry `<db>#*` whose read raises why (an
+        AgentLogUnreadable: the import names it; every other database is listed as usual)."""
         for db in databases(root):
             try:
-                yield from _listing(db)
-            except AgentLogUnreadable:
-                continue
+                listed = list(_listing(db))
+            except (AgentLogUnreadable, OSError):
+                listed = [((f"{db}#{UNREADABLE}", "session", False, None, ()), None)]
+            yield from listed
 
     def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
         """A Hermes translator for one session."""
@@ -95,7 +109,13 @@ class HermesAgent(Agent):
         """Read one session: only its messages above the checkpoint's id when that still holds."""
         from .hermes_reading import read_session, split
 
-        thread = file.parent or thread_of(split(file.path)[1])  # a continuation's or sub-agent's
+        db, native = split(file.path)
+        if native == UNREADABLE:
+            from .hermes_db import consistent, overview
+
+            consistent(db, overview)  # raises what keeps it unreadable
+            raise AgentLogUnreadable(f"{db}: could not be listed; it can be now: list again")
+        thread = file.parent or thread_of(native)  # a continuation's or sub-agent's
         return read_session(self, file, checkpoint, thread_id=thread)
 
     def resume_command(self, thread_id: str) -> list[str]:
