@@ -69,7 +69,7 @@ def test_the_recorded_sessions_are_read_with_ids_place_source_and_lifecycle() ->
     old = HERMES.read(found[OLD_CHAT])
     assert old.meta is not None
     context = old.meta["data"]["agent"]["source_context"]
-    assert (context["platform"], context["chat_type"], context["chat_id"], context["session_key"]) == (
+    assert (context["platform"], context["chat_type"], context["chat_id"], context["route"]) == (
         "telegram", "dm", "4242", "agent:main:telegram:dm:4242")
     assert context["user"].startswith("user_") and "777" not in str(old.meta)
     [reset] = [r for r in old.records if r["type"] == "lifecycle"]

@@ -6,8 +6,10 @@ reader of a WAL database writes its read mark into the `-shm` wal-index (and cre
 its `-wal` copied (the kernel's copy, no Python buffers) into a temporary folder of ours and
 opened there; SQLite folds the copied WAL in as it would Hermes's own. A copy that raced a
 writer (either file's size, mtime or inode changed while it was taken: a checkpoint, a commit) is
-taken again. One snapshot per database stays in this process while both files' stats stay the
-same, so an import pass (a listing query, then each changed session) copies once. A database
+taken again. One snapshot per database (and its one read-only connection) stays in this process
+while both files' stats stay the same, so an import pass (a listing query, then each changed
+session) copies once; when only the WAL grew (a commit, no checkpoint), only the WAL is copied
+again. A database
 that cannot be opened or is not Hermes's (no `sessions`/`messages` table) is an
 AgentLogUnreadable; text that is not UTF-8 is read with replacement characters.
 """
@@ -43,8 +45,8 @@ MESSAGE_COLUMNS = ("id", "role", "content", "tool_call_id", "tool_calls", "tool_
                    "token_count", "finish_reason", "active", "compacted")
 _RETRIES = 3
 Stamps = tuple["tuple[int, int, int] | None", "tuple[int, int, int] | None"]
-_SNAPSHOTS: dict[str, tuple[Stamps, str]] = {}  # db path -> (its stamps, our snapshot folder)
-_LOCK = threading.Lock()
+_SNAPSHOTS: dict[str, _Snapshot] = {}  # db path -> our snapshot of it
+_LOCK = threading.RLock()
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -70,8 +72,8 @@ def _drop(folder: str) -> None:
 @atexit.register
 def _drop_all() -> None:
     with _LOCK:
-        for _, folder in _SNAPSHOTS.values():
-            _drop(folder)
+        for known in _SNAPSHOTS.values():
+            known.close()
         _SNAPSHOTS.clear()
 
 
@@ -94,37 +96,88 @@ def _copy(db: Path) -> tuple[Stamps, str]:
     raise AgentLogUnreadable(f"{db}: changed during {_RETRIES} copies in a row")
 
 
-def snapshot(db: Path) -> str:
-    """Our snapshot folder of one database, copied again when the database or its WAL changed."""
+class _Snapshot:
+    """One private copy of a database, with its one connection and the tables' columns."""
+
+    def __init__(self, source: str, stamps: Stamps, folder: str) -> None:
+        self.source, self.stamps, self.folder = source, stamps, folder
+        self.conn: sqlite3.Connection | None = None
+        self.columns: dict[str, set[str]] = {}
+
+    def connection(self) -> sqlite3.Connection:
+        """The snapshot's connection (opened on first use; read-only, so it never checkpoints the
+        copied WAL into the copied database, and a newer WAL can be copied over it)."""
+        if self.conn is None:
+            self.conn = sqlite3.connect(f"file:{os.path.join(self.folder, DB_NAME)}?mode=ro", uri=True,
+                                        timeout=5.0, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            _OF[id(self.conn)] = self
+        return self.conn
+
+    def disconnect(self) -> None:
+        """Close the connection (the copy stays)."""
+        if self.conn is not None:
+            _OF.pop(id(self.conn), None)
+            self.conn.close()
+            self.conn = None
+
+    def close(self) -> None:
+        """Close the connection and remove the copy."""
+        self.disconnect()
+        _drop(self.folder)
+
+    def take_wal(self, db: Path) -> bool:
+        """Copy the source's grown WAL over ours when only it changed (False: copy it all again).
+
+        Hermes appends to its WAL between checkpoints and writes `state.db` only when it
+        checkpoints, so a listing after a message copies kilobytes, not the database."""
+        now = _stamps(db)
+        if now[0] != self.stamps[0] or now[1] is None or self.stamps[1] is None \
+                or now[1][2] != self.stamps[1][2] or now[1][0] < self.stamps[1][0]:
+            return False
+        self.disconnect()
+        ours = os.path.join(self.folder, DB_NAME)
+        try:
+            shutil.copyfile(f"{db}-wal", ours + "-wal")
+        except OSError:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(ours + "-shm")  # our wal-index of the old WAL: rebuilt from the new one
+        if _stamps(db) != now:
+            return False
+        self.stamps, self.columns = now, {}
+        return True
+
+
+_OF: dict[int, _Snapshot] = {}  # id(connection) -> its snapshot (for the columns cache)
+
+
+def snapshot(db: Path) -> _Snapshot:
+    """Our snapshot of one database, copied again when the database or its WAL changed."""
     key = str(db)
     with _LOCK:
         known = _SNAPSHOTS.get(key)
-        if known is not None and known[0] == _stamps(db):
-            return known[1]
-        made = _copy(db)
+        if known is not None and (known.stamps == _stamps(db) or known.take_wal(db)):
+            return known
+        made = _Snapshot(key, *_copy(db))
         if known is not None:
-            _drop(known[1])
+            known.close()
         _SNAPSHOTS[key] = made
-        return made[1]
+        return made
 
 
 @contextlib.contextmanager
 def connect(db: Path) -> Iterator[sqlite3.Connection]:
-    """A connection to our snapshot of one state.db (see the module docstring)."""
-    try:
-        with open(db, "rb"):  # a database of another user's permissions fails here, typed
-            pass
-        folder = snapshot(db)
-        conn = sqlite3.connect(os.path.join(folder, DB_NAME), timeout=5.0, check_same_thread=False)
-    except (OSError, sqlite3.Error) as exc:
-        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise AgentLogUnreadable(f"{db}: cannot read Hermes's session database: {detail}") from None
-    conn.row_factory = sqlite3.Row
-    conn.text_factory = _text  # a message with bytes that are not UTF-8 is read, not refused
-    try:
+    """The connection to our snapshot of one state.db (see the module docstring); one query at a time."""
+    with _LOCK:
+        try:
+            with open(db, "rb"):  # a database of another user's permissions fails here, typed
+                pass
+            conn = snapshot(db).connection()
+        except (OSError, sqlite3.Error) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AgentLogUnreadable(f"{db}: cannot read Hermes's session database: {detail}") from None
         yield conn
-    finally:
-        conn.close()
 
 
 def consistent(db: Path, query: Callable[[sqlite3.Connection], T]) -> T:
@@ -137,43 +190,124 @@ def consistent(db: Path, query: Callable[[sqlite3.Connection], T]) -> T:
 
 
 def columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    """The columns a table has (empty when there is no such table)."""
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    """The columns a table has (empty when there is no such table), once per snapshot."""
+    known = _OF.get(id(conn))
+    cache = known.columns if known is not None else {}
+    if table not in cache:
+        cache[table] = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    return cache[table]
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], *,
+          plain: bool = False) -> list[Any]:
+    """All rows of a query (`plain`: as tuples, not sqlite3.Row); text that is not UTF-8 is read
+    with U+FFFD (a second pass, only then)."""
+    for factory in (str, _text):
+        conn.text_factory = factory
+        cursor = conn.cursor()
+        if plain:
+            cursor.row_factory = None
+        try:
+            return cursor.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc) or factory is _text:
+                raise
+        finally:
+            conn.text_factory = str
+    raise AssertionError("not reached")
 
 
 def _select(wanted: tuple[str, ...], have: set[str], alias: str) -> str:
     return ", ".join(f"{alias}.{c}" if c in have else f"NULL AS {c}" for c in wanted)
 
 
-def overview(conn: sqlite3.Connection, session_id: str | None = None) -> list[tuple[Any, ...]]:
-    """Per session (or the one named): (id, parent_session_id, delegate parent, end_reason,
-    archived, max message id, messages, inactive messages, a fingerprint of the session row) —
-    the cheap pass a listing makes (one GROUP BY over the messages' session index)."""
+MUTABLE = ("ended_at", "end_reason", "message_count", "tool_call_count", "input_tokens",
+           "output_tokens", "model", "title", "cwd", "git_branch", "git_repo_root", "rewind_count",
+           "archived", "parent_session_id", "actual_cost_usd", "estimated_cost_usd")
+"""The `sessions` columns whose change makes a session be read again."""
+_LISTED: dict[str, dict[str, Any]] = {}  # db path -> what its last listing counted (see overview)
+
+
+def _sessions(conn: sqlite3.Connection, session_id: str | None) -> list[tuple[Any, ...]]:
     have = columns(conn, "sessions")
     if "id" not in have or "id" not in columns(conn, "messages"):
         raise sqlite3.DatabaseError("no sessions/messages tables")
-    mutable = [c for c in ("ended_at", "end_reason", "message_count", "tool_call_count",
-                           "input_tokens", "output_tokens", "model", "title", "cwd", "git_branch",
-                           "git_repo_root", "rewind_count", "archived", "parent_session_id",
-                           "actual_cost_usd", "estimated_cost_usd") if c in have]
-    finger = " || '|' || ".join(f"COALESCE(s.{c}, '')" for c in mutable) or "''"
-    delegate = ("json_extract(CASE WHEN json_valid(s.model_config) THEN s.model_config END,"
-                " '$._delegate_from')" if "model_config" in have else "NULL")
-    plain = {c: f"s.{c}" if c in have else "NULL" for c in ("parent_session_id", "end_reason", "archived")}
-    where, args = ("WHERE s.id = ?", (session_id,)) if session_id is not None else ("", ())
-    inner = "WHERE session_id = ?" if session_id is not None else ""
-    sql = (f"SELECT s.id, {plain['parent_session_id']}, {delegate}, {plain['end_reason']}, "
-           f"{plain['archived']}, m.top, m.n, m.inactive, {finger} FROM sessions s LEFT JOIN "
-           "(SELECT session_id, MAX(id) AS top, COUNT(*) AS n, "
-           "SUM(CASE WHEN active = 1 THEN 0 ELSE 1 END) AS inactive FROM messages "
-           f"{inner} GROUP BY session_id) m ON m.session_id = s.id {where}")
-    return [tuple(row) for row in conn.execute(sql, args * 2 if session_id is not None else ())]
+    delegate = ("CASE WHEN instr(s.model_config, '\"_delegate_from\"') AND json_valid(s.model_config)"
+                " THEN json_extract(s.model_config, '$._delegate_from') END"
+                if "model_config" in have else "NULL")  # parsed only where it can say something
+    plain = [f"s.{c}" if c in have else "NULL" for c in ("parent_session_id", "end_reason", "archived")]
+    mutable = ", ".join(f"s.{c}" if c in have else "NULL" for c in MUTABLE)
+    sql = (f"SELECT s.id, {plain[0]}, {delegate}, {plain[1]}, {plain[2]}, {mutable} FROM sessions s"
+           + (" WHERE s.id = ?" if session_id is not None else ""))
+    return _rows(conn, sql, (session_id,) if session_id is not None else (), plain=True)
+
+
+def _counts(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, list[Any]]:
+    """session id -> [highest message id, messages, inactive messages] of the messages selected."""
+    sql = ("SELECT session_id, MAX(id), COUNT(*), TOTAL(active <> 1) FROM messages "
+           f"{where} GROUP BY session_id")
+    return {row[0]: [row[1], row[2], int(row[3])] for row in _rows(conn, sql, args, plain=True)}
+
+
+def overview(conn: sqlite3.Connection, session_id: str | None = None) -> list[tuple[Any, ...]]:
+    """Per session (or the one named): (id, parent_session_id, delegate parent, end_reason,
+    archived, max message id, messages, inactive messages, the session row's changing fields).
+
+    The cheap pass a listing makes. A session named is counted exactly. For all of them, this
+    process remembers the last listing of the database (while its inode holds): only messages
+    above the highest id it saw are counted, plus, exactly, every session whose row changed (a
+    rewind, a compaction, an end); the first listing counts every message (one GROUP BY)."""
+    rows = _sessions(conn, session_id)
+    if session_id is not None:
+        counts = _counts(conn, "WHERE session_id = ?", (session_id,))
+    else:
+        counts = _listed_counts(conn, rows)
+    out = []
+    for row in rows:
+        top, n, inactive = counts.get(row[0]) or (None, 0, 0)
+        out.append((*row[:5], top, n, inactive, row[5:]))
+    return out
+
+
+def _listed_counts(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    known = _OF.get(id(conn))
+    key, inode = (known.source, known.stamps[0][2] if known.stamps[0] else None) if known else ("", None)
+    last = _LISTED.get(key)
+    fields = {row[0]: row[5:] for row in rows}
+    if last is None or last["inode"] != inode or not key:
+        counts = _counts(conn)
+    else:
+        counts = {sid: list(c) for sid, c in last["counts"].items() if sid in fields}
+        for sid, (top, n, inactive) in _counts(conn, "WHERE id > ?", (last["top"],)).items():
+            mine = counts.setdefault(sid, [None, 0, 0])
+            mine[0], mine[1], mine[2] = top, mine[1] + n, mine[2] + inactive
+        changed = [sid for sid, f in fields.items() if last["fields"].get(sid) != f]
+        for start in range(0, len(changed), 500):
+            part = changed[start:start + 500]
+            exact = _counts(conn, f"WHERE session_id IN ({', '.join('?' * len(part))})", tuple(part))
+            for sid in part:
+                counts[sid] = exact.get(sid, [None, 0, 0])
+    if key:
+        top = max((c[0] for c in counts.values() if c[0] is not None), default=0)
+        _LISTED[key] = {"inode": inode, "top": top, "counts": counts, "fields": fields}
+    return counts
 
 
 def fingerprint(row: tuple[Any, ...]) -> int:
     """A 60-bit digest of an overview row's counts and session fields (what a stamp compares)."""
-    text = f"{row[6] or 0}|{row[7] or 0}|{row[8]}"
-    return int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:15], 16)
+    key = (row[6] or 0, row[7] or 0, row[8])
+    known = _FINGERS.get(row[0])
+    if known is not None and known[0] == key:
+        return known[1]
+    text = repr(key)
+    value = int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:15], 16)
+    if len(_FINGERS) > 100_000:
+        _FINGERS.clear()
+    _FINGERS[row[0]] = (key, value)
+    return value
+
+
+_FINGERS: dict[Any, tuple[Any, int]] = {}  # session id -> (what was digested, its digest)
 
 
 def session_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
@@ -184,15 +318,15 @@ def session_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | N
     successor = ("(SELECT n.id FROM sessions n WHERE n.session_key = s.session_key AND "
                  "n.started_at > s.started_at ORDER BY n.started_at LIMIT 1)"
                  if "session_key" in have else "NULL")
-    row = conn.execute(f"SELECT {cols}, {successor} AS successor FROM sessions s WHERE s.id = ?",
-                       (session_id,)).fetchone()
-    return dict(row) if row is not None else None
+    found = _rows(conn, f"SELECT {cols}, {successor} AS successor FROM sessions s WHERE s.id = ?",
+                  (session_id,))
+    return dict(found[0]) if found else None
 
 
 def messages(conn: sqlite3.Connection, session_id: str, *, after: int = 0) -> Iterator[dict[str, Any]]:
     """The messages of one session with an id above `after`, in id order."""
     have = columns(conn, "messages")
     cols = _select(MESSAGE_COLUMNS, have, "m")
-    for row in conn.execute(f"SELECT {cols} FROM messages m WHERE m.session_id = ? AND m.id > ? "
-                            "ORDER BY m.id", (session_id, after)):
+    for row in _rows(conn, f"SELECT {cols} FROM messages m WHERE m.session_id = ? AND m.id > ? "
+                     "ORDER BY m.id", (session_id, after)):
         yield dict(row)

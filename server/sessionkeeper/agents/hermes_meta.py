@@ -44,17 +44,18 @@ def agent_chat(row: dict[str, Any]) -> bool:
 
 
 def source_context(row: dict[str, Any]) -> dict[str, Any]:
-    """Where a session's messages came from: platform, chat type and id, thread, routing key."""
+    """Where a session's messages came from: platform, chat type and id, thread, the gateway's
+    routing key (`route`: Hermes's `session_key`, e.g. agent:main:telegram:dm:4242)."""
     platform = row.get("source") or "unknown"
     out: dict[str, Any] = {"platform": platform, "chat": agent_chat(row)}
     for ours, theirs in (("chat_type", "chat_type"), ("chat_id", "chat_id"),
                          ("chat_name", "display_name"), ("thread_id", "thread_id"),
-                         ("session_key", "session_key"), ("profile", "profile_name")):
+                         ("route", "route"), ("profile", "profile_name")):
         if row.get(theirs):
             out[ours] = row[theirs]
-    user = hashed_user(row.get("user_id"))
-    if user:
-        out["user"] = user
+    user = row.get("user_id")  # already hashed by the translator (`hashed_user`)
+    if isinstance(user, str) and user:
+        out["user"] = user if user.startswith("user_") else hashed_user(user)
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .hermes_meta import hermes_meta, iso
+from .hermes_meta import hashed_user, hermes_meta, iso
 from .translate import Record, Translator, capped, digest, one_line, operation_id, token_count
 from .vocab import relative_to, set_fact, todo_items
 
@@ -27,8 +27,11 @@ ENDS = {"session_reset": ("clear", "the user reset the chat (/new or /reset)"),
         "branched": ("fork", "branched (/branch) into a new session")}
 """Other end_reasons with their own lifecycle source; any other ends the session (shutdown)."""
 FILE_TOOLS = {"write_file": "hermes write_file", "patch": "hermes patch"}
-SOURCE_FIELDS = ("source", "chat_type", "chat_id", "thread_id", "display_name", "session_key",
-                 "profile_name")
+KEPT = ("id", "source", "user_id", "chat_id", "chat_type", "thread_id", "display_name",
+        "model", "parent_session_id", "started_at", "ended_at", "end_reason", "message_count",
+        "tool_call_count", "cwd", "git_branch", "git_repo_root", "profile_name", "rewind_count",
+        "archived", "successor")
+"""The session row's columns the state keeps (what the meta, the records and a re-read need)."""
 
 
 def _loads(raw: object) -> Any:
@@ -70,7 +73,10 @@ class HermesTranslator(Translator):
                                        "data": {"unknown": ["head", "dirty", "identity"]}})
         if old and row.get("model") and old.get("model") != row.get("model"):
             self.emit("model", ts, {"name": row["model"], "overrides": {}})
-        st["row"] = {k: row.get(k) for k in row}
+        kept = {k: row.get(k) for k in KEPT}
+        kept["user_id"] = hashed_user(row.get("user_id"))  # the raw id never reaches our index
+        kept["route"] = row.get("session_key")  # (a key named *_key reads as a secret to redaction)
+        st["row"] = kept
         for name, source in (("cwd", "hermes sessions.cwd"), ("model", "hermes sessions.model")):
             if row.get(name):
                 set_fact(st, name, source, iso(row.get("started_at")))
