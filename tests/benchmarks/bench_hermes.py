@@ -52,8 +52,8 @@ def generate(root: Path, sessions: int) -> dict[str, int]:
     db.execute("DELETE FROM messages")
     db.execute("DELETE FROM session_model_usage")
     db.execute("DELETE FROM sessions")
-    s_cols = [k for k in pattern.keys()]
-    m_cols = [k for k in rows[0].keys() if k != "id"]
+    s_cols = list(pattern.keys())  # a sqlite3.Row: keys() lists its columns
+    m_cols = [k for k in rows[0].keys() if k != "id"]  # noqa: SIM118 - a sqlite3.Row: keys() is its only listing
     base = time.time() - sessions * 60
     messages = 0
     for n in range(sessions):

@@ -22,7 +22,7 @@ from .limits import BUDGET_S
 from .payload import MAX_STDIN, SHELL_TOOLS, HookInput, parse
 
 ENV_BUDGET = "SESSIONKEEPER_HOOK_BUDGET_S"
-USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
+USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex|hermes> <event>"
 
 
 class _Watchdog:
@@ -67,9 +67,11 @@ def _line(text: str) -> None:
         os.write(2, (" ".join(text.split())[:600] + "\n").encode("utf-8", "replace"))
 
 
-def budget_of(event: str, env: dict[str, str] | None = None) -> float:
-    """The event's hard time limit; $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
-    budget = BUDGET_S.get(event, 4.0)
+def budget_of(event: str, env: dict[str, str] | None = None, *,
+              limits: dict[str, float] | None = None) -> float:
+    """The event's hard time limit (of `limits`, default the Claude/Codex ones);
+    $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
+    budget = (BUDGET_S if limits is None else limits).get(event, 4.0)
     raw = (os.environ if env is None else env).get(ENV_BUDGET, "")
     try:
         lower = float(raw) if raw.strip() else budget
@@ -115,6 +117,8 @@ def main(argv: list[str]) -> int:
         _line(f"sessionkeeper hook: ignored: {exc}")
         return 0
     where = f"{agent} {event}"
+    if agent == "hermes":
+        return _hermes(store, event, where)
     root = _store_root(store)
 
     def timed_out(line: str) -> None:
@@ -148,6 +152,30 @@ def main(argv: list[str]) -> int:
         pass
     if answer.note:
         _line(answer.note)
+    return 0
+
+
+def _hermes(store: str | None, event: str, where: str) -> int:
+    """Hermes Agent's shell hook (`hermes_hook.py`): its JSON answer on stdout, or nothing."""
+    from .hermes_hook import BUDGET_S as HERMES_BUDGET_S
+    from .hermes_hook import MAX_STDIN as HERMES_STDIN
+
+    watchdog = _Watchdog(budget_of(event, limits={event: HERMES_BUDGET_S}), where, lambda line: None)
+    from .hermes_hook import main as hermes
+
+    try:
+        data = sys.stdin.buffer.read(HERMES_STDIN) if sys.stdin is not None else b""
+    except OSError:
+        data = b""
+    out = hermes(store, event, data)
+    if not watchdog.finish():
+        return 0
+    try:
+        if out and sys.stdout is not None:
+            sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+            sys.stdout.buffer.flush()
+    except (BrokenPipeError, OSError):
+        pass
     return 0
 
 

@@ -40,7 +40,7 @@ class HermesDriver:
     """One Hermes home, one repository; terminal sessions and chat turns."""
 
     def __init__(self, exe: Path, scratch: Path, fake: FakeModel, *, version: str,
-                 reset: dict[str, Any] | None = None) -> None:
+                 reset: dict[str, Any] | None = None, hooks_store: Path | None = None) -> None:
         self.exe, self.fake = exe, fake
         self.home = scratch / "home"
         self.root = scratch / "hermeshome"
@@ -56,7 +56,8 @@ class HermesDriver:
             "  api_mode: anthropic_messages\n  default: claude-fake\n  api_key: sk-fake\n"
             "  context_length: 200000\n"
             "security:\n  tirith_enabled: false\n"
-            "session_reset:\n" + "".join(f"  {k}: {v}\n" for k, v in policy.items()))
+            "session_reset:\n" + "".join(f"  {k}: {v}\n" for k, v in policy.items())
+            + (_hooks(hooks_store) if hooks_store is not None else ""))
         # Hermes checks PyPI for a newer release at most every 6 hours: say it just did
         (self.root / ".update_check").write_text(json.dumps(
             {"ts": time.time(), "behind": 0, "rev": None, "ver": version}))
@@ -68,12 +69,14 @@ class HermesDriver:
         return {**keep, "HOME": str(self.home), "HERMES_HOME": str(self.root), "NO_COLOR": "1",
                 "NO_PROXY": "127.0.0.1,localhost"}
 
-    def run(self, prompt: str, *, resume: str | None = None) -> str:
-        """`hermes chat -q PROMPT -Q --yolo [--resume ID]` in the repository; the session id it printed."""
-        argv = [str(self.exe), "chat", "-q", prompt, "-Q", "--yolo"]
+    def run(self, prompt: str, *, resume: str | None = None, cwd: Path | None = None,
+            flags: tuple[str, ...] = ()) -> str:
+        """`hermes chat -q PROMPT -Q --yolo [--resume ID] FLAGS` in the repository (or `cwd`); the
+        session id it printed."""
+        argv = [str(self.exe), "chat", "-q", prompt, "-Q", "--yolo", *flags]
         if resume:
             argv += ["--resume", resume]
-        out = subprocess.run(argv, cwd=self.repo, env=self.env(), capture_output=True, text=True,
+        out = subprocess.run(argv, cwd=cwd or self.repo, env=self.env(), capture_output=True, text=True,
                              timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
         found = _SESSION.findall(out.stdout + "\n" + out.stderr)  # Hermes prints it on stderr
         if out.returncode != 0 or not found:
@@ -98,3 +101,14 @@ class HermesDriver:
             raise RuntimeError(f"hermes chat turn failed ({out.returncode}):\n{out.stderr[-3000:]}")
         result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
         return result
+
+
+def _hooks(store: Path) -> str:
+    """config.yaml's `hooks:` block running our Hermes hook (this interpreter) on `store`."""
+    import sys
+
+    lines = ["hooks_auto_accept: true\n", "hooks:\n"]
+    for event in ("pre_llm_call", "pre_tool_call"):
+        command = f"{sys.executable} -m sessionkeeper hook --store {store} hermes {event}"
+        lines += [f"  {event}:\n", f"    - command: \"{command}\"\n", "      timeout: 60\n"]
+    return "".join(lines)

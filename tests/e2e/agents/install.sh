@@ -34,7 +34,9 @@ if [ "$agent" = hermes ]; then
   fi
   dir=$cache/$agent-$version
   exe=$dir/venv/bin/$bin
-  works() { [ -f "$dir/.installed" ] && [ -x "$exe" ] && timeout 120 "$exe" --version >/dev/null 2>&1; }
+  # `hermes --version` writes logs/ and an update-check cache into its home: give it a scratch one
+  works() { [ -f "$dir/.installed" ] && [ -x "$exe" ] &&
+            HOME="$dir/probe" HERMES_HOME="$dir/probe/.hermes" timeout 120 "$exe" --version >/dev/null 2>&1; }
   if ! works; then
     rm -rf "$dir"
     mkdir -p "$dir"

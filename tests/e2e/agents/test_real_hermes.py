@@ -11,8 +11,11 @@ home digest-identical.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,12 +26,22 @@ import pytest
 from sessionkeeper import agents
 from sessionkeeper.agents.hermes import thread_of
 from tests.e2e.agents.conftest import exe_of
-from tests.e2e.agents.drive import version_of
 from tests.e2e.agents.fake_models import FakeModel
 from tests.e2e.agents.hermes_drive import HermesDriver
 from tests.unit._agents import tree_digest
 
 pytestmark = pytest.mark.timeout(1200)
+
+
+def version_of(exe: Path) -> str:
+    """What `hermes --version` prints, run with a scratch home (it writes logs into its home)."""
+    scratch = Path(tempfile.mkdtemp(prefix="hermes-version-"))
+    try:
+        return subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=120,
+                              check=True, env={**os.environ, "HOME": str(scratch),
+                                               "HERMES_HOME": str(scratch / ".hermes")}).stdout.strip()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 PINNED = "0.19.0"
 
 
@@ -39,7 +52,8 @@ def hermes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HermesDri
     wanted = os.environ.get("SK_HERMES_VERSION") or PINNED
     with FakeModel("anthropic") as fake:
         driver = HermesDriver(exe, tmp_path_factory.mktemp("real-hermes"), fake,
-                              version=wanted if wanted != "latest" else version_of(exe).split()[-1])
+                              version=wanted if wanted != "latest" else
+                              re.findall(r"v(\d+\.\d+\.\d+)", version_of(exe))[0])
         cli = driver.run("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")
         chat = driver.chat("hello from telegram", shift="-1d")
         yield driver, {"cli": cli, "chat": chat["session_id"]}
@@ -136,3 +150,30 @@ def test_a_real_session_resumes_through_hermes_and_is_read_on_incrementally(
     assert [r["seq"] for r in more.records][0] == first.summary.records + 1
     assert more.summary.messages > first.summary.messages
     assert more.summary.operations == first.summary.operations + 1
+
+
+def test_hermes_runs_our_hook_in_its_resume_drift_reaches_the_model_and_another_repo_is_stopped(
+        tmp_path: Path) -> None:
+    """No shared fixture: a Hermes home whose config.yaml runs `sessionkeeper hook hermes` on
+    pre_llm_call / pre_tool_call; a session started, resumed in place, then — its repository
+    moved away — resumed from another repository."""
+    exe = exe_of("hermes")
+    store = tmp_path / "store"
+    with FakeModel("anthropic") as fake:
+        driver = HermesDriver(exe, tmp_path / "h", fake, version=PINNED, hooks_store=store)
+        first = driver.run("Start.\nRUN: echo one > one.txt && echo wrote-one")
+        assert (driver.repo / "one.txt").exists()
+        assert not any("Session Keeper" in str(r["body"]) for r in fake.requests)  # fresh: silent
+        driver.run("Go on.\nRUN: echo two > two.txt && echo wrote-two", resume=first)
+        assert (driver.repo / "two.txt").exists()
+        assert any("checked ok" in str(r["body"]) for r in fake.requests)
+        # the repository moved away; Hermes finds the recorded dir gone and resumes where it is run
+        moved = driver.repo.rename(driver.repo.with_name("repo-moved"))
+        other = tmp_path / "other"
+        subprocess.run(["git", "init", "-q", str(other)], check=True, timeout=30)
+        seen = len(fake.requests)
+        driver.run("And here.\nRUN: echo three > three.txt && echo wrote-three", resume=first,
+                   cwd=other)
+        told = [str(r["body"]) for r in fake.requests[seen:]]
+        assert any("Session Keeper stopped this resume" in body for body in told)
+        assert not (other / "three.txt").exists() and not (moved / "three.txt").exists()
