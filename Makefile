@@ -26,6 +26,7 @@ test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e
 	bash tests/faults/install-fault-tools.sh
 	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
 	bash tests/e2e/agents/install.sh claude >/dev/null
+	bash tests/e2e/agents/install.sh hermes >/dev/null  # Hermes Agent (pinned, from PyPI, own venv)
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
@@ -45,6 +46,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_frameworks.py
 	$(PY) tests/benchmarks/bench_agents.py
 	$(PY) tests/benchmarks/bench_agent_index.py
+	$(PY) tests/benchmarks/bench_hermes.py
 	$(PY) tests/benchmarks/bench_hooks.py
 	$(PY) tests/benchmarks/bench_agent_hooks.py
 

@@ -48,11 +48,11 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True, scope="session")
 def _no_real_agent_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every test (and every process it starts) reads empty agent homes unless it names its own:
-    the machine's ~/.codex and ~/.claude never leak into a listing."""
+    the machine's ~/.codex, ~/.claude and ~/.hermes never leak into a listing."""
     import os
 
     empty = tmp_path_factory.mktemp("agent-homes")
-    for var, name in (("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude")):
+    for var, name in (("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude"), ("HERMES_HOME", "hermes")):
         (empty / name).mkdir()
         os.environ[var] = str(empty / name)
 

@@ -97,7 +97,9 @@ class AgentThreads:
 
         An id the index does not know makes the agents be imported first (it may be a new one);
         when a file named after it could not be read then, its AgentLogUnreadable is raised.
+        An agent's own id that is not a UUID (Hermes's) names the thread derived from it.
         """
+        thread_id = agent_thread_id(thread_id)
         found = self.store.imported_sessions(thread_id)
         if not found and self.agent_sources is not None and self.store.thread_row(thread_id) is None:
             counts = self.import_agents(force=True)
@@ -143,6 +145,7 @@ class AgentThreads:
     def check_agent(self, thread_id: str, *, workspace: str,
                     requested: dict[str, Any] | None = None) -> Report:
         """The resume report of an agent thread here (nothing changes anywhere)."""
+        thread_id = agent_thread_id(thread_id)
         replayed = self.replay_agent(thread_id)
         report = self._assess(thread_id, replayed, workspace=workspace, requested=requested)
         return dataclasses.replace(report, notes=report.notes + self._agent_notes(thread_id,
@@ -156,6 +159,10 @@ class AgentThreads:
         if subagents:
             notes.append(f"{len(subagents)} sub-agent transcript(s) belong to this thread"
                          + (f"; {doubt} of their tool call(s) never finished" if doubt else ""))
+        from . import agents
+
+        _, file, _ = self._main(thread_id)
+        notes += agents.get(file.agent).check_notes(replayed.meta)
         journal = (replayed.meta.get("data") or {}).get("journal")
         if isinstance(journal, dict) and (journal.get("damaged_lines") or journal.get("torn_tail")):
             notes.append("the hook journal of this session is damaged "
@@ -175,6 +182,7 @@ class AgentThreads:
         from . import agents
         from .recovery.verdicts import DECISIONS
 
+        thread_id = agent_thread_id(thread_id)
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         report = self.check_agent(thread_id, workspace=workspace, requested=requested)
@@ -193,8 +201,8 @@ class AgentThreads:
                                                        "state": replayed.state.snapshot(),
                                                        "report": report.to_json()})
             return dataclasses.replace(report, export_path=str(path)), None
-        argv = (agent.resume_command(thread_id) if action.kind == "continue"
-                else agent.fork_command(thread_id) if action.kind == "fork" else None)
+        argv = (agent.command_for(action.kind, thread_id, _file_of(file))
+                if action.kind in ("continue", "fork") else None)
         if argv is None:
             return report, None
         cwd = report.workspace
@@ -203,6 +211,21 @@ class AgentThreads:
         from .recovery.report import AgentCommand
 
         return report, AgentCommand(argv=list(argv), cwd=cwd, display=shlex.join(argv))
+
+
+def agent_thread_id(raw: str) -> str:
+    """`raw` itself when it is a UUID, else the thread an agent derives from an id of its own."""
+    from .agents.base import canonical_uuid
+
+    if canonical_uuid(raw) is not None:
+        return raw
+    from . import agents
+
+    for name in agents.names():
+        derived = agents.get(name).thread_id_of(raw)
+        if derived is not None:
+            return derived
+    return raw
 
 
 def _raise_if_its_file_is_unreadable(thread_id: str,
@@ -245,7 +268,8 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     the identity was found where the baseline was taken (not a later cwd) and its origin is
     not another one than the log's (Codex records the origin URL); the baseline's paths become
     the repository's. A Claude baseline without a branch (gitBranch "HEAD": a detached HEAD, or
-    no repository at all) is dropped when the index found that folder in no repository.
+    no repository at all) is dropped when the index found that folder in no repository, and so is
+    a Hermes one (the classic CLI records the cwd only).
     """
     from .recovery.subsystems.worktree import Worktree
 
@@ -265,7 +289,8 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     if os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
         return replayed
     if identity.get("outside_git") is True:
-        if agent == "claude" and baseline.get("branch") is None and baseline.get("head") is None:
+        if agent in ("claude", "hermes") and baseline.get("branch") is None \
+                and baseline.get("head") is None:
             state["baseline"] = None
             worktree.restore(state)
         return replayed

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from . import ids
-from .errors import GitRefused, InvalidEvent, ThreadBusy, UnknownThread
+from .errors import GitRefused, InvalidEvent, InvalidId, ThreadBusy, UnknownThread
 from .reading import Reading
 from .recovery.baseline import identity_of
 from .store.index import ListQuery, ThreadRow
@@ -39,7 +39,13 @@ class Resuming(Reading):
     def _resolve(self, thread_id: str | None, *, workspace: str, latest: bool) -> str:
         """The thread to resume: the given id, or the latest one of the workspace."""
         if thread_id is not None:
-            return ids.thread_id(thread_id)
+            from .agent_threads import agent_thread_id
+
+            derived = agent_thread_id(thread_id)
+            if derived != thread_id and not self.is_agent_thread(derived):
+                raise InvalidId(f"invalid thread id {thread_id!r}: expected a lowercase UUID, or the "
+                                "id of a Hermes session Session Keeper can read")
+            return ids.thread_id(derived)
         if not latest:
             raise UnknownThread("name a thread or ask for the latest one")
         rows = self.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)

@@ -5,6 +5,8 @@
 #     fsync() and write() fail with a real EIO inside an unmodified Python process
 #   - strace: `-e inject=fsync:delay_enter=…` holds a real process inside a window (a rollout
 #     created and not yet written) long enough for another process to act in it
+#   - faketime (libfaketime): runs a real Hermes Agent turn "yesterday", so a reset boundary of its
+#     policy lies between that message and now (tests/e2e/agents/test_real_hermes.py)
 #   - util-linux `mount` (tmpfs for a real ENOSPC) is part of every Debian base system
 set -euo pipefail
 
@@ -13,6 +15,7 @@ need=()
 command -v fiu-run >/dev/null 2>&1 || need+=(fiu-utils)
 dpkg -s libfiu0 >/dev/null 2>&1 || need+=(libfiu0)
 command -v strace >/dev/null 2>&1 || need+=(strace)
+command -v faketime >/dev/null 2>&1 || need+=(faketime)
 if [ ${#need[@]} -eq 0 ]; then
   log "all present ($(command -v fiu-run))"
   exit 0

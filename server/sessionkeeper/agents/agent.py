@@ -68,6 +68,18 @@ class Agent(ABC):
         """The agent's own command that forks the thread into a new one (None: it cannot)."""
         return None
 
+    def command_for(self, kind: str, thread_id: str, file: AgentFile) -> list[str] | None:
+        """The agent's command to "continue" or "fork" the thread whose main file is `file`."""
+        return self.resume_command(thread_id) if kind == "continue" else self.fork_command(thread_id)
+
+    def thread_id_of(self, raw: str) -> str | None:
+        """Our thread id of an id of the agent's own that is not ours (None: `raw` is not one)."""
+        return None
+
+    def check_notes(self, meta: Mapping[str, Any], *, now: float | None = None) -> list[str]:
+        """Lines the agent adds to a check report of a thread whose meta is `meta` (`now`: epoch s)."""
+        return []
+
     def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
              max_line: int = MAX_LINE) -> Read:
         """Read `file`: only the appended bytes when `checkpoint` still matches, else all of it."""

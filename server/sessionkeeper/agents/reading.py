@@ -233,7 +233,7 @@ def _result(agent: Agent, file: AgentFile, fd: int, st: FileStat,
         head = digest_range(fd, 0, head_len)
         anchor_len = min(HEAD_BYTES, done.offset)
         anchor = digest_range(fd, done.offset - anchor_len, anchor_len)
-    summary = _summary(file, translator, tail=done.tail)
+    summary = summary_of(file, translator, tail=done.tail)
     checkpoint = Checkpoint(
         agent=file.agent, path=str(file.path), size=size, mtime_ns=mtime, inode=now.st_ino,
         offset=done.offset, lines=done.lines, head_len=head_len, head_sha256=head,
@@ -246,7 +246,8 @@ def _result(agent: Agent, file: AgentFile, fd: int, st: FileStat,
                 bytes_read=done.end - done.start)
 
 
-def _summary(file: AgentFile, translator: Translator, *, tail: LineTail | None) -> SessionSummary:
+def summary_of(file: AgentFile, translator: Translator, *, tail: LineTail | None) -> SessionSummary:
+    """What the index keeps of a file as its translator now stands (`tail`: its torn last line)."""
     state = translator.state
     counts = state["counts"]
     fields = translator.summary_fields()

@@ -71,7 +71,7 @@ def _settings(args: argparse.Namespace, *, reads_only: bool, agents: bool) -> di
 
 
 def sources(args: argparse.Namespace) -> AgentSources | None:
-    """The agent sources `--agents`, `--codex-home` and `--claude-home` name (None: none)."""
+    """The agent sources `--agents` and `--<agent>-home` name (None: none)."""
     from ..agents.importer import AgentSources
 
     raw = getattr(args, "agents", None)
@@ -80,7 +80,8 @@ def sources(args: argparse.Namespace) -> AgentSources | None:
         return None
     roots = {name: tuple(r for r in value.split(",") if r) for name, value in
              (("codex", getattr(args, "codex_home", None)),
-              ("claude", getattr(args, "claude_home", None))) if value}
+              ("claude", getattr(args, "claude_home", None)),
+              ("hermes", getattr(args, "hermes_home", None))) if value}
     return AgentSources(agents=wanted, roots=roots)
 
 
@@ -120,13 +121,15 @@ def _agent_options(*, top: bool) -> argparse.ArgumentParser:
     """--agents, --codex-home, --claude-home: which agents' own logs are read, from where."""
     options = Parser(add_help=False)
     unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
-    options.add_argument("--agents", metavar="none|codex,claude", **unset,
+    options.add_argument("--agents", metavar="none|codex,claude,hermes", **unset,
                          help="agents whose own session logs are listed (default: all)")
     options.add_argument("--codex-home", metavar="DIR", **unset,
                          help="Codex's home to read (default: $CODEX_HOME, else ~/.codex)")
     options.add_argument("--claude-home", metavar="DIR", **unset,
                          help="Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, "
                               "else ~/.claude)")
+    options.add_argument("--hermes-home", metavar="DIR", **unset,
+                         help="Hermes Agent's home to read (default: $HERMES_HOME, else ~/.hermes)")
     return options
 
 

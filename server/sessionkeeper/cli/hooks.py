@@ -23,7 +23,7 @@ def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
     """Add `hook` and `hooks` (both: `only` is for modules of many commands)."""
     hook = sub.add_parser("hook", parents=[COMMON],
                           help="answer an agent's hook (the agents run this; reads JSON on stdin)")
-    hook.add_argument("agent", choices=["claude", "codex"])
+    hook.add_argument("agent", choices=["claude", "codex", "hermes"])
     hook.add_argument("event")
     hooks = sub.add_parser("hooks", help="connect the agents: install, uninstall, status, policy, ack")
     verbs = hooks.add_subparsers(dest="verb", required=True)

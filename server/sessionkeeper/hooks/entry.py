@@ -90,6 +90,8 @@ def main(argv: list[str], *, stdin: bytes | None = None) -> int:
         _line(f"sessionkeeper hook: ignored: {exc}")
         return 0
     where = f"{agent} {event}"
+    if agent == "hermes":
+        return _hermes(store, event, where)
     root = _store_root(store)
 
     def timed_out(line: str) -> None:
@@ -123,6 +125,30 @@ def main(argv: list[str], *, stdin: bytes | None = None) -> int:
         pass
     if answer.note:
         _line(answer.note)
+    return 0
+
+
+def _hermes(store: str | None, event: str, where: str) -> int:
+    """Hermes Agent's shell hook (`hermes_hook.py`): its JSON answer on stdout, or nothing."""
+    from .hermes_hook import BUDGET_S as HERMES_BUDGET_S
+    from .hermes_hook import MAX_STDIN as HERMES_STDIN
+
+    watchdog = _Watchdog(budget_of(event, limits={event: HERMES_BUDGET_S}), where, lambda line: None)
+    from .hermes_hook import main as hermes
+
+    try:
+        data = sys.stdin.buffer.read(HERMES_STDIN) if sys.stdin is not None else b""
+    except OSError:
+        data = b""
+    out = hermes(store, event, data)
+    if not watchdog.finish():
+        return 0
+    try:
+        if out and sys.stdout is not None:
+            sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+            sys.stdout.buffer.flush()
+    except (BrokenPipeError, OSError):
+        pass
     return 0
 
 

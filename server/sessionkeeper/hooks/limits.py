@@ -14,9 +14,11 @@ configured otherwise; the 1 s limit stays below that)."""
 ENV_BUDGET = "SESSIONKEEPER_HOOK_BUDGET_S"
 
 
-def budget_of(event: str, env: dict[str, str] | None = None) -> float:
-    """The event's hard time limit; $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
-    budget = BUDGET_S.get(event, 4.0)
+def budget_of(event: str, env: dict[str, str] | None = None, *,
+              limits: dict[str, float] | None = None) -> float:
+    """The event's hard time limit (of `limits`, default the Claude/Codex ones);
+    $SESSIONKEEPER_HOOK_BUDGET_S can only lower it."""
+    budget = (BUDGET_S if limits is None else limits).get(event, 4.0)
     raw = (os.environ if env is None else env).get(ENV_BUDGET, "")
     try:
         lower = float(raw) if raw.strip() else budget

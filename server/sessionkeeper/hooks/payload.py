@@ -113,7 +113,7 @@ class HookInput:
     __hash__ = None  # type: ignore[assignment]  # holds JSON values (dicts): not hashable
 
 
-USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex> <event>"
+USAGE = "usage: sessionkeeper hook [--store DIR] <claude|codex|hermes> <event>"
 
 
 def hook_args(argv: list[str]) -> tuple[str | None, str, str]:

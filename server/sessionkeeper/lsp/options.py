@@ -46,6 +46,8 @@ class ServerOptions:
     """Codex's home to read (default: $CODEX_HOME, else ~/.codex)."""
     claudeHome: str | None = None  # noqa: N815
     """Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, else ~/.claude)."""
+    hermesHome: str | None = None  # noqa: N815
+    """Hermes Agent's home to read (default: $HERMES_HOME, else ~/.hermes)."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:

@@ -5,7 +5,8 @@ scripted by the conversation itself, so a test steers it through its prompt:
 - a user text has a line `RUNS: <n> <command>` and fewer than n tool results came back → one more
   shell call running it (a turn of n tool calls, for the hooks' benchmark);
 - the newest turn holds a tool result → a final text `DONE: <last line of that result>`;
-- the newest user text has a line `RUN: <command>` and a shell tool is offered → one shell call
+- the newest user text has a line `RUN: <command>` and a shell tool is offered (Claude Code's
+  `Bash`, Codex's `exec_command`/`shell`, Hermes Agent's `terminal`) → one shell call
   (its id is remembered in `calls`, so a test can find it in the agent's log);
 - anything else (titles, summaries, probes) → the text `OK`.
 Every request is kept in `requests` (method, path, JSON body). Runnable by hand too:
@@ -110,6 +111,9 @@ class FakeModel:
             if runs and "Bash" in tools:
                 block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "Bash",
                                "input": {"command": runs[-1].strip(), "description": "scripted"}}, "tool_use"
+            elif runs and "terminal" in tools:  # Hermes Agent's shell tool
+                block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "terminal",
+                               "input": {"command": runs[-1].strip()}}, "tool_use"
             else:
                 block, stop = {"type": "text", "text": "OK"}, "end_turn"
         usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 5,

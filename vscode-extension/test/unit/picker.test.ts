@@ -10,6 +10,7 @@ test('a picker row names the agent and model, marks the current thread, and show
   assert.equal(i.description, 'Codex · gpt-5 · $(circle-filled) current');
   assert.equal(i.detail, '$(git-branch) fix/payment · 2 h ago · todos 3/5 · tests 7/9 · $0.42 · 2 sessions');
   assert.equal(threadItem(thread({ agent: 'claude' }), NOW).description, 'Claude Code');
+  assert.equal(threadItem(thread({ agent: 'hermes' }), NOW).description, 'Hermes Agent');
   assert.equal(threadItem(thread({ agent: 'native' }), NOW).description, 'Session Keeper');
 });
 

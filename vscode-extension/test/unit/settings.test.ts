@@ -7,7 +7,7 @@ const cfg = (o: Record<string, unknown>): ConfigGetter => ({ get: <T>(k: string)
 test('defaults: python3 -m sessionkeeper serve, written durability, redaction on, no auto-resume', () => {
   const s = readSettings(cfg({}));
   assert.deepEqual(s, { pythonPath: '', serverCommand: [], storePath: '', durability: 'written', autoResume: false, redaction: true, installSpec: 'sessionkeeper',
-    agents: ['codex', 'claude'], codexHome: '', claudeHome: '' });
+    agents: ['codex', 'claude', 'hermes'], codexHome: '', claudeHome: '', hermesHome: '' });
   const l = resolveLaunch(s);
   assert.equal(l.command, 'python3');
   assert.deepEqual(l.args, ['-m', 'sessionkeeper', 'serve']);
@@ -43,18 +43,18 @@ test('only server-relevant settings trigger a restart', () => {
 });
 
 test('the agent settings become the typed initializationOptions agents / codexHome / claudeHome', () => {
-  assert.deepEqual(agentOptions(readSettings(cfg({}))), { agents: ['codex', 'claude'] });
-  const s = readSettings(cfg({ agents: [' Codex ', 'codex', 7, ''], codexHome: '~/alt-codex', claudeHome: '${workspaceFolder}/.claude-cfg' }));
+  assert.deepEqual(agentOptions(readSettings(cfg({}))), { agents: ['codex', 'claude', 'hermes'] });
+  const s = readSettings(cfg({ agents: [' Codex ', 'codex', 7, ''], codexHome: '~/alt-codex', claudeHome: '${workspaceFolder}/.claude-cfg', hermesHome: '~/.hermes-alt' }));
   assert.deepEqual(agentOptions(s, { workspaceFolder: '/ws', userHome: '/home/u' }),
-    { agents: ['codex'], codexHome: '/home/u/alt-codex', claudeHome: '/ws/.claude-cfg' });
+    { agents: ['codex'], codexHome: '/home/u/alt-codex', claudeHome: '/ws/.claude-cfg', hermesHome: '/home/u/.hermes-alt' });
 });
 
 test('an empty agent list turns every agent off; a value that is not a list reads both', () => {
   assert.deepEqual(agentOptions(readSettings(cfg({ agents: [] }))), { agents: [] });
-  assert.deepEqual(readSettings(cfg({ agents: 'codex' })).agents, ['codex', 'claude']);
+  assert.deepEqual(readSettings(cfg({ agents: 'codex' })).agents, ['codex', 'claude', 'hermes']);
   assert.deepEqual(readSettings(cfg({ agents: ['gemini'] })).agents, ['gemini']); // the server names what it does not know
 });
 
 test('a change of the agents or their homes restarts the server (the server reads them at start)', () => {
-  for (const k of ['agents', 'codexHome', 'claudeHome']) assert.equal(needsRestart((x) => x === `sessionKeeper.${k}`), true, k);
+  for (const k of ['agents', 'codexHome', 'claudeHome', 'hermesHome']) assert.equal(needsRestart((x) => x === `sessionKeeper.${k}`), true, k);
 });

@@ -130,6 +130,8 @@ class Worktree(Subsystem):
         except ValueError as exc:
             return Findings(differences=[Difference("baseline_unreadable", None, workspace.root,
                                                     f"the recorded baseline is unreadable: {exc}")])
+        if recorded is None and "workspace" in self.state.get("unknown", ()):
+            return Findings()  # bound to no workspace (a Hermes chat): anywhere is the same
         if workspace.git_note is not None:  # git will not read it: nothing can be compared
             return Findings(differences=[Difference("git_refused", self.state["cwd"],
                                                     workspace.root, workspace.git_note)])
