@@ -24,6 +24,7 @@ test: test-python test-extension ## every test: the server's tiers, then the ext
 
 test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e2e tests of the server
 	bash tests/faults/install-fault-tools.sh
+	bash tests/postgres/install-postgresql.sh  # the shared-index tests start their own server
 	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
 	bash tests/e2e/agents/install.sh claude >/dev/null
 	$(VENV)/bin/ruff check server tests
