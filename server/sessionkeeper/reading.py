@@ -29,26 +29,28 @@ class Reading(Starting, Journals, AgentThreads):
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
              cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-             progress: Progress | None = None) -> list[ThreadRow]:
-        """Index rows of threads, newest first (of one workspace, of one agent, if given); the
-        agents' logs are imported first when they may have changed (`progress` while reading)."""
+             machine: str | None = None, progress: Progress | None = None) -> list[ThreadRow]:
+        """Index rows of threads, newest first (of one workspace, agent or machine, if given);
+        the agents' logs are imported first when they may have changed (`progress` while
+        reading)."""
         cwd = os.path.realpath(workspace) if workspace else None
         self._sync_live()
         self.import_agents(progress)
         return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
                                                  cursor=cursor, limit=limit, agent=agent,
-                                                 agents=self.agent_filter()))
+                                                 agents=self.agent_filter(), machine=machine))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
                 cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-                progress: Progress | None = None) -> list[ThreadSummary]:
+                machine: str | None = None, progress: Progress | None = None
+                ) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
         (repository, branch, HEAD; one git look-up for the whole page, or none while the
         Keeper's `baselines` cache holds the workspace)."""
         from .listing import summaries, workspace_baseline
 
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
-                         limit=limit, agent=agent, progress=progress)
+                         limit=limit, agent=agent, machine=machine, progress=progress)
         hooked = self.journaled(rows)
         sources: dict[str, BaselineSource] = {
             row.thread_id: "hook" if row.thread_id in hooked else "log"

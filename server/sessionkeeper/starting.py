@@ -103,7 +103,8 @@ class Starting:
         thread's writer lock when the caller already holds it; `reason`: of the startup record.
         """
         from .recovery.state import SessionState
-        from .schema import SessionMeta
+        from .schema import Machine, SessionMeta
+        from .store.machine import host_name, user_name
 
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
@@ -113,7 +114,7 @@ class Starting:
             thread_id=thread, session_id=ids.new_id(), cwd=cwd,
             baseline=capture(cwd) if baseline else None,
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
-            source="startup", agent=agent,
+            source="startup", agent=agent, machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
         session.transition("startup", reason)
@@ -161,7 +162,8 @@ class Starting:
         when the caller already holds it (it passes to the session).
         """
         from .recovery.status import status_summary
-        from .schema import ForkedFrom, SessionMeta
+        from .schema import ForkedFrom, Machine, SessionMeta
+        from .store.machine import host_name, user_name
 
         previous = replayed.meta
         cwd = _directory(workspace)
@@ -177,6 +179,7 @@ class Starting:
             cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
             permissions=_permissions(permissions), model=model.get("effective"),
             title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
+            machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)

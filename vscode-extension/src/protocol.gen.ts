@@ -281,6 +281,14 @@ export interface ThreadSummary {
     [k: string]: unknown;
   } | null;
   /**
+   * The machine (host name) its newest session was recorded on.
+   */
+  machine: string | null;
+  /**
+   * The user who recorded its newest session there.
+   */
+  os_user: string | null;
+  /**
    * Todos done of total.
    */
   todos: Progress | null;

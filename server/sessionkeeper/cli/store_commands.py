@@ -56,6 +56,7 @@ def _add_list(sub: Subparsers) -> None:
     lst.add_argument("--workspace")
     lst.add_argument("--all", action="store_true", help="include archived threads")
     lst.add_argument("--agent", help="only threads of this agent (native, codex, claude, ...)")
+    lst.add_argument("--machine", help="only threads last recorded on this machine (host name)")
     lst.add_argument("--limit", type=_positive, default=50)
     lst.set_defaults(run=list_threads)
 
@@ -191,7 +192,7 @@ def list_threads(args: argparse.Namespace) -> int:
         queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS)
     rows = reader(args).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
-        progress=import_progress())
+        machine=args.machine, progress=import_progress())
     if args.json:
         emit(rows)
     else:

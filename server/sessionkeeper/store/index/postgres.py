@@ -202,7 +202,7 @@ class PostgresIndex:
         """A page of threads, newest activity first (no activity time: last, by id)."""
         where, args = ["store_id = %s"], [self.store_id]
         for column, value in (("cwd", query.cwd), ("repo_key", query.repo_key),
-                              ("agent", query.agent)):
+                              ("agent", query.agent), ("machine", query.machine)):
             if value is not None:
                 where.append(f"{column} = %s")
                 args.append(value)

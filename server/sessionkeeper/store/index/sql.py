@@ -16,7 +16,8 @@ import orjson
 
 from .rows import FileCheckpoint, SessionRow, ThreadRow
 
-INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: imported agent files
+INDEX_VERSION = 5  # 3: rows as values, store-relative paths, agent column; 4: imported agent files;
+# 5: the machine (host, user) of each session
 SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
 THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
 FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
@@ -68,7 +69,7 @@ INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
 ALONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
 SELECT thread_id, agent, CASE WHEN title <> '' THEN title END, cwd, repo_key, branch, started_at,
        nullif(last_activity, ''), archived, session_id, 1, event_count, status IS NOT 'ok',
-       forked_from, summary, imported
+       forked_from, summary, imported, machine, os_user
 FROM sessions"""
 """`threads_of` for every session, when each is the only one of its thread (nothing to group)."""
 LONE_THREADS = ALONE_THREADS + " {where} GROUP BY thread_id HAVING count(*) = 1"

@@ -225,7 +225,7 @@ class SqliteIndex:
         """A page of threads, newest activity first."""
         where, args = ["1"], []
         for column, value in (("cwd", query.cwd), ("repo_key", query.repo_key),
-                              ("agent", query.agent)):
+                              ("agent", query.agent), ("machine", query.machine)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
