@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .agent_threads import AgentThreads
 from .journals import Journals
-from .starting import Starting
+from .sharing import Sharing
 from .store.index import ListQuery, SessionRow, ThreadRow
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-class Reading(Starting, Journals, AgentThreads):
+class Reading(Sharing, Journals, AgentThreads):
     """`Keeper`'s reads: rows and summaries of threads, a thread's sessions, its replayed state."""
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
@@ -36,9 +36,9 @@ class Reading(Starting, Journals, AgentThreads):
         cwd = os.path.realpath(workspace) if workspace else None
         self._sync_live()
         self.import_agents(progress)
-        return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
-                                                 cursor=cursor, limit=limit, agent=agent,
-                                                 agents=self.agent_filter(), machine=machine))
+        query = ListQuery(cwd=cwd, include_archived=include_archived, cursor=cursor, limit=limit,
+                          agent=agent, agents=self.agent_filter(), machine=machine)
+        return self.shared_threads(query, self.store.list_threads(query))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
                 cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
@@ -86,4 +86,7 @@ class Reading(Starting, Journals, AgentThreads):
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """The session rows of a thread, oldest first (an agent thread's: its files)."""
         found = self.agent_sessions(thread_id)
-        return [row for row, _ in found] if found else self.store.thread_sessions(thread_id)
+        if found:
+            return [row for row, _ in found]
+        self.pull(thread_id)
+        return self.store.thread_sessions(thread_id)

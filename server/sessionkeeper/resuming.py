@@ -97,6 +97,7 @@ class Resuming(Reading):
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
         if self.is_agent_thread(thread):
             return self.check_agent(thread, workspace=workspace, requested=requested)
+        self.pull(thread)
         return self._assess(thread, self.replay(thread), workspace=workspace, requested=requested)
 
     def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
@@ -112,6 +113,7 @@ class Resuming(Reading):
         if self.is_agent_thread(thread):  # the agent's to continue: never a session of ours
             return self.resume_agent(thread, workspace=workspace, decision=decision,
                                      requested=requested)[0], None
+        self.pull(thread)
         try:
             lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
         except ThreadBusy:

@@ -43,10 +43,14 @@ class Starting:
                  hooks: HookRegistry | None = None,
                  reset_policy: ResetPolicy | str = "none", read_only: bool = False,
                  content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
-                 blob_cap_bytes: int | None = None, agents: AgentSources | None = None) -> None:
+                 blob_cap_bytes: int | None = None, agents: AgentSources | None = None,
+                 shared_index: str | None = None) -> None:
         """`read_only`: only read the store (nothing created or changed on disk); `client`: who
-        records, or a function making it when first recorded (a listing then imports no schema)."""
+        records, or a function making it when first recorded (a listing then imports no schema);
+        `shared_index`: a postgresql:// URL sharing the store's sessions (`sharing`)."""
         self._root = store
+        self.shared_index = shared_index
+        self.shared_problems: list[str] = []  # why shared steps were skipped (`sharing`)
         self.agent_sources = agents
         self.read_only = read_only
         self.durability = Durability(durability)

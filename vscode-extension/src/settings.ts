@@ -22,10 +22,12 @@ export interface Settings {
   codexHome: string;
   /** Claude Code's config dir to read; empty: $CLAUDE_CONFIG_DIR, else ~/.claude. */
   claudeHome: string;
+  /** A shared index (postgresql://user@host/db) to share sessions across machines; empty: the server's $SESSIONKEEPER_INDEX, else none. */
+  index: string;
 }
 
 /** Settings whose change requires a server restart. */
-export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome'] as const;
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'index'] as const;
 
 /** The agents read when the setting is missing or not a list. */
 export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
@@ -57,7 +59,13 @@ export function readSettings(cfg: ConfigGetter): Settings {
     agents: Array.isArray(agents) ? agentIds(agents) : [...DEFAULT_AGENTS],
     codexHome: str('codexHome'),
     claudeHome: str('claudeHome'),
+    index: str('index').trim(),
   };
+}
+
+/** The initializationOptions `index`, only when set (the URL goes to the server as given; it is never logged here). */
+export function sharedOptions(s: Settings): { index?: string } {
+  return s.index ? { index: s.index } : {};
 }
 
 /** The agent ids of a list setting: strings, trimmed, lower-case, each once (unknown ids go to the server, which says so). */
