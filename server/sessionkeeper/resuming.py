@@ -104,7 +104,6 @@ class Resuming(Reading):
                latest: bool = False,
                requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
         """Resume for real: the report, and the new session (None when nothing continues)."""
-        from .recovery.plan import plan
         from .recovery.report import DECISIONS
 
         if decision is not None and decision not in DECISIONS:
@@ -114,6 +113,25 @@ class Resuming(Reading):
             return self.resume_agent(thread, workspace=workspace, decision=decision,
                                      requested=requested)[0], None
         self.pull(thread)
+        taken = self.take_lease(thread) if decision not in ("fork", "export") else None
+        try:
+            report, session = self._resume_here(thread, workspace=workspace, decision=decision,
+                                                requested=requested)
+        except BaseException:
+            self.release_lease(thread)
+            raise
+        if session is None or session.thread_id != thread:  # nothing continues the thread here
+            self.release_lease(thread)
+        if taken is not None and taken.took_over_from:
+            report = dataclasses.replace(report, notes=[
+                *report.notes, f"took the thread over from {taken.took_over_from}"])
+        return report, session
+
+    def _resume_here(self, thread: str, *, workspace: str, decision: Decision | None,
+                     requested: dict[str, Any] | None) -> tuple[Report, Session | None]:
+        """`resume` once the thread is pulled and its shared lease is ours."""
+        from .recovery.plan import plan
+
         try:
             lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
         except ThreadBusy:

@@ -13,13 +13,14 @@ import sys
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .errors import IndexUnavailable
+from .errors import IndexUnavailable, ThreadBusy
 from .starting import Starting
 from .store.index import ListQuery, ThreadRow
 from .store.index.rows import newest_first
 
 if TYPE_CHECKING:
     from .session import Session
+    from .store.remote.lease import Lease, Taken
     from .store.remote.pull import PullReport
     from .store.remote.push import PushReport
     from .store.remote.shared import Shared
@@ -70,18 +71,52 @@ class Sharing(Starting):
             self._problem("pull", exc)
             return None
 
+    @cached_property
+    def _leases(self) -> dict[str, Lease]:
+        return {}
+
+    def take_lease(self, thread_id: str) -> Taken | None:
+        """Take the shared lease of a thread before continuing it here (ThreadBusy: another
+        machine continues it); None when already ours, or no shared index can be reached."""
+        if self.shared is None or self.read_only or thread_id in self._leases:
+            return None
+        from .store.machine import host_name, user_name
+        from .store.remote.lease import Lease
+
+        lease = Lease(self.shared.url, thread_id=thread_id, machine=host_name(), user=user_name())
+        try:
+            taken = lease.take()
+        except IndexUnavailable as exc:
+            self._problem("lease", exc)  # offline: continued here without one
+            return None
+        self._leases[thread_id] = lease
+        return taken
+
+    def release_lease(self, thread_id: str) -> None:
+        """Give a thread's lease back (if this Keeper holds one)."""
+        lease = self._leases.pop(thread_id, None)
+        if lease is not None:
+            lease.release()
+
     def _adopt(self, session: Session) -> Session:
         if self.shared_index and not self.read_only:
+            try:
+                self.take_lease(session.thread_id)
+            except ThreadBusy:
+                session.writer.close()
+                raise
             session.after_close = self._share_closed
         return super()._adopt(session)
 
     def _share_closed(self, session: Session) -> None:
-        """Push a closed session's thread (its rollout complete, its row in the index)."""
+        """Push a closed session's thread (its rollout complete, its row in the index), then give
+        its lease back: the next machine to take it pulls all of it."""
         if self.shared is not None:
             try:
                 self.sync(thread_id=session.thread_id)
             except IndexUnavailable as exc:  # pushed by the next sync or close
                 self._problem("push", exc)
+        self.release_lease(session.thread_id)
 
     def shared_threads(self, query: ListQuery, local: list[ThreadRow]) -> list[ThreadRow]:
         """The local page merged with the team's (each thread as the row knowing most of it)."""
