@@ -104,3 +104,31 @@ def test_a_store_on_the_postgres_index_records_lists_and_rebuilds(pg_url: str, r
     assert [r.thread_id for r in rows] == [session.thread_id]
     assert keeper.store.rebuild()["sessions"] == 1
     assert keeper.check_resume(session.thread_id, workspace=str(repo)).verdict == "ok"
+
+
+def test_the_teams_view_shows_each_thread_once_as_its_newest_copy_page_after_page(
+        pg_url: str) -> None:
+    """Fixture: `pg_url`; T1 in store a (older copy) and b (newer, resumed on ci), T2 in a only,
+    T3 in c; listed one per page and filtered by machine."""
+    from sessionkeeper.store.remote.shared import Shared
+
+    t3 = "00000000-0000-4000-8000-000000000003"
+    PostgresBackend(pg_url, store_id="a").build([
+        row("s1", T1, machine="laptop", last_activity="2026-01-01"),
+        row("s3", T2, machine="laptop", last_activity="2026-01-02")])
+    PostgresBackend(pg_url, store_id="b").build([
+        row("s1", T1, machine="laptop", last_activity="2026-01-01"),
+        row("s2", T1, machine="ci", first_seq=4, last_activity="2026-01-03")])
+    PostgresBackend(pg_url, store_id="c").build([row("s4", t3, machine="ci",
+                                                     last_activity=None)])
+    shared = Shared(pg_url, store_id="a")
+    everything = shared.threads(ListQuery())
+    assert [(t.thread_id, t.machine, t.session_count) for t in everything] == [
+        (T1, "ci", 2), (T2, "laptop", 1), (t3, "ci", 1)]
+    seen, cursor = [], None
+    while page := shared.threads(ListQuery(limit=1, cursor=cursor)):
+        seen += [t.thread_id for t in page]
+        cursor = (page[-1].last_activity or "", page[-1].thread_id)
+    assert seen == [T1, T2, t3]  # the older copy of T1 never comes back on a later page
+    assert [t.thread_id for t in shared.threads(ListQuery(machine="laptop"))] == [T2]
+    assert [r.session_id for r in shared.thread_sessions(T1)] == ["s1", "s2"]

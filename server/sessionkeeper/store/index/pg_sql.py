@@ -66,6 +66,10 @@ SCHEMA = (
     f"CREATE INDEX IF NOT EXISTS {PREFIX}threads_repo ON {THREADS}(store_id, repo_key, archived, "
     "last_activity DESC NULLS LAST)",
     f"CREATE INDEX IF NOT EXISTS {PREFIX}files_agent ON {FILES}(store_id, agent)",
+    f"CREATE INDEX IF NOT EXISTS {PREFIX}team_recent ON {THREADS}(last_activity DESC NULLS LAST, "
+    "thread_id DESC) WHERE imported = 0",
+    f"CREATE INDEX IF NOT EXISTS {PREFIX}team_thread ON {THREADS}(thread_id, last_activity DESC "
+    "NULLS LAST) WHERE imported = 0",
     f"INSERT INTO {REGISTRY}(name, version) VALUES('index{INDEX_VERSION}', {INDEX_VERSION}) "
     "ON CONFLICT DO NOTHING",
 )
@@ -87,6 +91,8 @@ def copy(table: str, columns: Sequence[str]) -> str:
     return f"COPY {table}(store_id, {', '.join(columns)}) FROM STDIN"
 
 
+THREAD_SELECT = ", ".join(THREAD_COLUMNS)
+"""The columns of a ThreadRow, in field order (no store_id): what `thread_row_of` reads."""
 UPSERT_SESSION = upsert(SESSIONS, SESSION_COLUMNS)
 UPSERT_FILE = upsert(FILES, FILE_COLUMNS)
 INSERT_THREAD = upsert(THREADS, THREAD_COLUMNS)

@@ -30,7 +30,7 @@ from .rows import (
     TreeMarks,
     threads_of,
 )
-from .sql import INDEX_VERSION, decoded, file_row, values_of
+from .sql import FLAG_COLUMNS, INDEX_VERSION, JSON_COLUMNS, decoded, file_row, values_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -216,16 +216,25 @@ class PostgresIndex:
                          "OR (last_activity IS NULL AND (%s <> '' OR thread_id < %s)))")
             activity, thread = query.cursor
             args += [activity, activity, thread, activity, thread]
-        sql = (f"SELECT * FROM {q.THREADS} WHERE {' AND '.join(where)} "
+        sql = (f"SELECT {q.THREAD_SELECT} FROM {q.THREADS} WHERE {' AND '.join(where)} "
                "ORDER BY last_activity DESC NULLS LAST, thread_id DESC LIMIT %s")
         limit = max(0, min(query.limit, MAX_LIMIT))
-        return [ThreadRow(**r) for r in self._rows(sql, [*args, limit])]
+        return self.thread_rows(sql, [*args, limit])
+
+    def thread_rows(self, sql: str, args: Sequence[Any]) -> list[ThreadRow]:
+        """ThreadRows of a query selecting q.THREAD_SELECT (plain tuples, made at once: a page of
+        the picker decodes 50 of them)."""
+        try:
+            found = self.db.execute(sql, args, prepare=True).fetchall()
+        except Exception as exc:
+            raise self._fail("query failed", exc) from None
+        return [thread_row_of(values) for values in found]
 
     def thread(self, thread_id: str) -> ThreadRow | None:
         """One thread row, or None."""
-        rows = self._rows(f"SELECT * FROM {q.THREADS} WHERE store_id = %s AND thread_id = %s",
-                          [self.store_id, thread_id])
-        return ThreadRow(**rows[0]) if rows else None
+        rows = self.thread_rows(f"SELECT {q.THREAD_SELECT} FROM {q.THREADS} WHERE store_id = %s "
+                                "AND thread_id = %s", [self.store_id, thread_id])
+        return rows[0] if rows else None
 
     def sessions(self, thread_id: str | None = None) -> list[SessionRow]:
         """Session rows of a thread (in seq order), or all of them."""
@@ -281,6 +290,24 @@ class PostgresIndex:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+
+_THREAD_JSON = tuple(i for i, name in enumerate(q.THREAD_COLUMNS) if name in JSON_COLUMNS)
+_THREAD_FLAGS = tuple(i for i, name in enumerate(q.THREAD_COLUMNS) if name in FLAG_COLUMNS)
+
+
+def thread_row_of(values: Sequence[Any]) -> ThreadRow:
+    """The ThreadRow of one row of THREAD_COLUMNS: the same frozen value as ThreadRow(**…), made
+    without its __init__ (which sets each field through object.__setattr__)."""
+    out = list(values)
+    for i in _THREAD_JSON:
+        if out[i] is not None:
+            out[i] = orjson.loads(out[i])
+    for i in _THREAD_FLAGS:
+        out[i] = bool(out[i])
+    row = object.__new__(ThreadRow)
+    row.__dict__.update(zip(q.THREAD_COLUMNS, out, strict=True))
+    return row
 
 
 def fill(cur: Any, store_id: str, rows: Sequence[SessionRow]) -> None:

@@ -9,12 +9,13 @@ shared: an agent's log imported on one machine names files on that machine alone
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..index.pg_connection import failure
-from ..index.pg_sql import SESSIONS, THREADS
+from ..index.pg_sql import SESSIONS, THREAD_SELECT, THREADS
 from ..index.pg_url import shown
-from ..index.rows import MAX_LIMIT, ListQuery, SessionRow, ThreadRow
+from ..index.rows import MAX_LIMIT, ListQuery, SessionRow, ThreadRow, matches, newest_first
 from ..index.sql import decoded
 
 if TYPE_CHECKING:
@@ -73,26 +74,55 @@ class Shared:
         return failure(f"shared index {shown(self.url)}: {what}", exc, self.url)
 
     def threads(self, query: ListQuery) -> list[ThreadRow]:
-        """A page of the team's threads, newest first (each as the store knowing most of it)."""
-        where, args = ["1 = 1"], []
-        for column, value in (("cwd", query.cwd), ("repo_key", query.repo_key),
-                              ("agent", query.agent), ("machine", query.machine)):
-            if value is not None:
-                where.append(f"{column} = %s")
-                args.append(value)
-        if not query.include_archived:
-            where.append("archived = 0")
-        if query.cursor is not None:
-            where.append("(last_activity < %s OR (last_activity = %s AND thread_id < %s) "
-                         "OR (last_activity IS NULL AND (%s <> '' OR thread_id < %s)))")
-            activity, thread = query.cursor
-            args += [activity, activity, thread, activity, thread]
-        sql = (f"SELECT * FROM (SELECT DISTINCT ON (thread_id) * FROM {THREADS} WHERE imported = 0 "
-               "ORDER BY thread_id, last_activity DESC NULLS LAST, event_count DESC, store_id) t "
-               f"WHERE {' AND '.join(where)} "
+        """A page of the team's threads, newest first (each as the store knowing most of it).
+
+        Rows of every partition are read newest first (an index scan, a batch at a time); a
+        thread's first row is its newest, the one kept — checked against every partition once
+        per batch (a page after a cursor never shows an older copy of a thread already listed);
+        the query's filters apply to that row.
+        """
+        limit = max(0, min(query.limit, MAX_LIMIT))
+        out: list[ThreadRow] = []
+        seen: set[str] = set()
+        cursor, batch = query.cursor, max(2 * limit, 100)
+        while len(out) < limit:
+            rows = self._newest(cursor, batch)
+            fresh = [r for r in rows if r.thread_id not in seen]
+            newest = self._newest_of([r.thread_id for r in fresh]) if fresh else {}
+            for row in fresh:
+                if row.thread_id in seen or newest.get(row.thread_id) != newest_first(row):
+                    continue
+                seen.add(row.thread_id)
+                if matches(row, dataclasses.replace(query, agents=None)):
+                    out.append(row)
+                    if len(out) == limit:
+                        break
+            if len(rows) < batch:
+                break
+            cursor = newest_first(rows[-1])
+        return out
+
+    def _newest(self, cursor: tuple[str, str] | None, batch: int) -> list[ThreadRow]:
+        """`batch` thread rows of every partition after `cursor`, newest first."""
+        where, args = "", []
+        if cursor is not None:
+            where = ("AND (last_activity < %s OR (last_activity = %s AND thread_id < %s) "
+                     "OR (last_activity IS NULL AND (%s <> '' OR thread_id < %s)))")
+            activity, thread = cursor
+            args = [activity, activity, thread, activity, thread]
+        sql = (f"SELECT {THREAD_SELECT} FROM {THREADS} WHERE imported = 0 {where} "
                "ORDER BY last_activity DESC NULLS LAST, thread_id DESC LIMIT %s")
-        rows = self._rows(sql, [*args, max(0, min(query.limit, MAX_LIMIT))], "list")
-        return [ThreadRow(**r) for r in rows]
+        return self.partition().thread_rows(sql, [*args, batch])
+
+    def _newest_of(self, threads: list[str]) -> dict[str, tuple[str, str]]:
+        """Each thread's newest listing key over every partition."""
+        try:
+            found = self.db.execute(f"SELECT thread_id, max(coalesce(last_activity, '')) FROM "
+                                    f"{THREADS} WHERE imported = 0 AND thread_id = ANY(%s) "
+                                    "GROUP BY thread_id", (threads,), prepare=True).fetchall()
+        except Exception as exc:
+            raise self.failed("list", exc) from None
+        return {thread: (activity, thread) for thread, activity in found}
 
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """Every store's sessions of a thread, each once (the row reaching the furthest seq)."""
