@@ -85,6 +85,7 @@ class Sharing(Starting):
 
         lease = Lease(self.shared.url, thread_id=thread_id, machine=host_name(), user=user_name())
         try:
+            self.shared.partition()  # the server's tables made or migrated first
             taken = lease.take()
         except IndexUnavailable as exc:
             self._problem("lease", exc)  # offline: continued here without one

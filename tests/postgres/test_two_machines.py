@@ -51,6 +51,8 @@ def test_a_thread_recorded_on_one_machine_is_listed_checked_and_resumed_on_anoth
     assert len(back["sessions"]) == 2 and back["sessions"][1]["machine"] == "ci"
     assert laptop.json("list", "--machine", "ci")[0]["thread_id"] == thread
     password_nowhere([laptop, ci])
+    skipped = [t for m in (laptop, ci) for t in m.outputs if "the local store answered" in t]
+    assert skipped == []  # every shared step (push, pull, lease, list) reached the server
 
 
 def test_sync_pushes_what_a_machine_recorded_once_and_only_once(
