@@ -30,7 +30,16 @@ from .rows import (
     TreeMarks,
     threads_of,
 )
-from .sql import FLAG_COLUMNS, INDEX_VERSION, JSON_COLUMNS, decoded, file_row, values_of
+from .sql import (
+    FLAG_COLUMNS,
+    INDEX_VERSION,
+    JSON_COLUMNS,
+    decoded,
+    file_row,
+    marks_of,
+    marks_text,
+    values_of,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -126,7 +135,7 @@ class PostgresIndex:
             self._refresh(cur, [t for (t,) in kept])
             _void_tree_marks(cur, self.store_id)
             if tree is not None:
-                cur.execute(q.SET_META, (self.store_id, "tree", _marks_text(tree)))
+                cur.execute(q.SET_META, (self.store_id, "tree", marks_text(tree)))
             self._bump(cur, "files_generation")
         self._write(work, "rebuild failed")
 
@@ -171,7 +180,7 @@ class PostgresIndex:
     def save_tree_marks(self, marks: TreeMarks) -> bool:
         """Keep the marks unless a forget or rebuild came in between (checked under the lock)."""
         def work(cur: Any) -> bool:
-            cur.execute(q.SAVE_TREE_MARKS, (self.store_id, _marks_text(marks.dirs), self.store_id,
+            cur.execute(q.SAVE_TREE_MARKS, (self.store_id, marks_text(marks.dirs), self.store_id,
                                             marks.generation))
             return bool(cur.rowcount > 0)
         return bool(self._write(work))
@@ -257,17 +266,7 @@ class PostgresIndex:
 
     def tree_marks(self) -> TreeMarks:
         """The marks of the last reconcile; damaged ones count as none."""
-        found = self._meta(_MARK_KEYS)
-        try:
-            generation = int(found.get("tree_generation", 0))
-        except ValueError:
-            return TreeMarks(-1, {})
-        try:
-            dirs = {str(k): (int(v[0]), int(v[1]), bool(v[2]))
-                    for k, v in orjson.loads(found.get("tree", "{}")).items()}
-        except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, AttributeError):
-            dirs = {}
-        return TreeMarks(generation, dirs)
+        return marks_of(self._meta(_MARK_KEYS))
 
     def _meta(self, keys: list[str]) -> dict[str, str]:
         import psycopg
@@ -319,10 +318,6 @@ def fill(cur: Any, store_id: str, rows: Sequence[SessionRow]) -> None:
     with cur.copy(q.COPY_THREADS) as copy:
         for thread in threads_of(unique):
             copy.write_row((store_id, *values_of(thread)))
-
-
-def _marks_text(dirs: dict[str, DirMark]) -> str:
-    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
 
 
 def _void_tree_marks(cur: Any, store_id: str) -> None:

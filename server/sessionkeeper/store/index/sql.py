@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .rows import FileCheckpoint, SessionRow, ThreadRow
+from .rows import DirMark, FileCheckpoint, SessionRow, ThreadRow, TreeMarks
 
 INDEX_VERSION = 5  # 3: rows as values, store-relative paths, agent column; 4: imported agent files;
 # 5: the machine (host, user) of each session
@@ -118,3 +118,23 @@ def decoded(row: sqlite3.Row) -> dict[str, Any]:
 def file_row(row: dict[str, Any]) -> FileCheckpoint:
     companions = tuple(tuple(c) for c in row.pop("companions") or ())
     return FileCheckpoint(**row, companions=companions)
+
+
+def marks_text(dirs: dict[str, DirMark]) -> str:
+    """Tree marks as the meta table keeps them (JSON text)."""
+    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
+
+
+def marks_of(found: dict[str, str]) -> TreeMarks:
+    """Tree marks from the meta values `tree` and `tree_generation`; damaged ones count as none
+    (an unreadable generation: marks never saved over it)."""
+    try:
+        generation = int(found.get("tree_generation", 0))
+    except ValueError:
+        return TreeMarks(-1, {})
+    try:
+        dirs = {str(k): (int(v[0]), int(v[1]), bool(v[2]))
+                for k, v in orjson.loads(found.get("tree", "{}")).items()}
+    except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, AttributeError):
+        dirs = {}  # damaged: everything is listed, and the next marks replace them
+    return TreeMarks(generation, dirs)
