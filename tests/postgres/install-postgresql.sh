@@ -13,11 +13,18 @@ if [ -n "$(found)" ] && command -v psql >/dev/null 2>&1; then
 fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 LOG=$(mktemp /tmp/install-postgresql.XXXXXX)
-trap 'rm -f "$LOG"' EXIT
+POLICY=/usr/sbin/policy-rc.d
+OURS=""
+cleanup() { rm -f "$LOG"; [ -z "$OURS" ] || $SUDO rm -f "$POLICY"; }
+trap cleanup EXIT
+# the package's own cluster is never used: no service is started for it while it installs (a
+# policy-rc.d refusing every start, removed again unless one was there before)
+if [ ! -e "$POLICY" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null && $SUDO chmod 755 "$POLICY" && OURS=1
+fi
 log "apt-get install postgresql postgresql-client"
-# the package's own cluster is never used: no service is started for it (policy-rc.d)
-if ! { $SUDO apt-get update -qq && \
-       $SUDO env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 apt-get install -y -qq \
+if ! { timeout 300 $SUDO apt-get update -qq && \
+       $SUDO env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq \
          --no-install-recommends postgresql postgresql-client; } > "$LOG" 2>&1; then
   log "FAILED:"; tail -40 "$LOG"; exit 1
 fi

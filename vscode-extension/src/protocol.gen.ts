@@ -200,6 +200,10 @@ export interface ListParams {
    */
   agent?: string | null;
   /**
+   * Only threads whose newest session was recorded on this machine (host name).
+   */
+  machine?: string | null;
+  /**
    * The `next_cursor` of the previous page.
    */
   cursor?: string | null;
