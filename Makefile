@@ -24,6 +24,7 @@ test: test-python test-extension ## every test: the server's tiers, then the ext
 
 test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e2e tests of the server
 	bash tests/faults/install-fault-tools.sh
+	bash tests/postgres/install-postgresql.sh  # the shared-index tests start their own server
 	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
 	bash tests/e2e/agents/install.sh claude >/dev/null
 	bash tests/e2e/agents/install.sh hermes >/dev/null  # Hermes Agent (pinned, from PyPI, own venv)
@@ -49,6 +50,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_hermes.py
 	$(PY) tests/benchmarks/bench_hooks.py
 	$(PY) tests/benchmarks/bench_agent_hooks.py
+	$(PY) tests/benchmarks/bench_postgres.py  # starts its own server (tests/pg_server.py)
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

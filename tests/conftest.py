@@ -64,3 +64,36 @@ def _no_background_catch_up() -> None:
     import os
 
     os.environ.setdefault("SESSIONKEEPER_CATCH_UP", "0")
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server for the whole run (tests/pg_server.py), stopped and removed at
+    the end. One that cannot start FAILS under CI; elsewhere the test skips, saying why."""
+    import os
+
+    from tests.pg_server import INSTALL, PgServer, Unavailable
+
+    try:
+        server = PgServer()
+    except Unavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL unavailable in CI: {exc}")
+        pytest.skip(f"PostgreSQL unavailable: {exc} (developer machine; CI fails instead; see "
+                    f"{INSTALL})")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+_DATABASES = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """The URL of a new, empty database on `pg_server` (one per test; the server is restarted
+    first if a test stopped it)."""
+    if not pg_server.accepts():
+        pg_server.start()
+    name = f"t{next(_DATABASES)}"
+    pg_server.sql(f"CREATE DATABASE {name}")
+    return pg_server.url(dbname=name)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .agent_threads import AgentThreads
 from .journals import Journals
-from .starting import Starting
+from .sharing import Sharing
 from .store.index import ListQuery, SessionRow, ThreadRow
 
 if TYPE_CHECKING:
@@ -24,31 +24,33 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-class Reading(Starting, Journals, AgentThreads):
+class Reading(Sharing, Journals, AgentThreads):
     """`Keeper`'s reads: rows and summaries of threads, a thread's sessions, its replayed state."""
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
              cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-             progress: Progress | None = None) -> list[ThreadRow]:
-        """Index rows of threads, newest first (of one workspace, of one agent, if given); the
-        agents' logs are imported first when they may have changed (`progress` while reading)."""
+             machine: str | None = None, progress: Progress | None = None) -> list[ThreadRow]:
+        """Index rows of threads, newest first (of one workspace, agent or machine, if given);
+        the agents' logs are imported first when they may have changed (`progress` while
+        reading)."""
         cwd = os.path.realpath(workspace) if workspace else None
         self._sync_live()
         self.import_agents(progress)
-        return self.store.list_threads(ListQuery(cwd=cwd, include_archived=include_archived,
-                                                 cursor=cursor, limit=limit, agent=agent,
-                                                 agents=self.agent_filter()))
+        query = ListQuery(cwd=cwd, include_archived=include_archived, cursor=cursor, limit=limit,
+                          agent=agent, agents=self.agent_filter(), machine=machine)
+        return self.shared_threads(query, self.store.list_threads(query))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
                 cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-                progress: Progress | None = None) -> list[ThreadSummary]:
+                machine: str | None = None, progress: Progress | None = None
+                ) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
         (repository, branch, HEAD; one git look-up for the whole page, or none while the
         Keeper's `baselines` cache holds the workspace)."""
         from .listing import summaries, workspace_baseline
 
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
-                         limit=limit, agent=agent, progress=progress)
+                         limit=limit, agent=agent, machine=machine, progress=progress)
         hooked = self.journaled(rows)
         sources: dict[str, BaselineSource] = {
             row.thread_id: "hook" if row.thread_id in hooked else "log"
@@ -88,4 +90,7 @@ class Reading(Starting, Journals, AgentThreads):
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """The session rows of a thread, oldest first (an agent thread's: its files)."""
         found = self.agent_sessions(thread_id)
-        return [row for row, _ in found] if found else self.store.thread_sessions(thread_id)
+        if found:
+            return [row for row, _ in found]
+        self.pull(thread_id)
+        return self.store.thread_sessions(thread_id)

@@ -128,18 +128,25 @@ def threads_text(rows: Sequence[ThreadSummary]) -> str:
     """A listing of thread summaries."""
     if not rows:
         return "no threads"
+    from .store.machine import host_name
+
+    machines = {r.machine for r in rows if r.machine}
+    elsewhere = bool(machines - {host_name()})  # a shared listing: say where each one ran
     body = []
     for r in rows:
         flags = " ".join(f for f in ("archived" if r.archived else "",
                                      "DAMAGED" if r.damaged else "") if f)
+        where = [f"{r.os_user}@{r.machine}" if r.os_user and r.machine else r.machine or "-"]
         body.append([r.thread_id, r.agent, (r.title or "-")[:32], _tail(r.cwd), r.branch or "-",
+                     *(where if elsewhere else []),
                      (r.last_activity or "")[:19].replace("T", " "),
                      f"{r.todos.done}/{r.todos.total}" if r.todos else "-",
                      f"{r.tests.passed}/{r.tests.total}" if r.tests else "-",
                      (r.state or "-") + (f" ({r.state_reason})" if r.state_reason else ""),
                      flags or "-"])
-    return table(body, ["thread", "agent", "title", "cwd", "branch", "last activity", "todos",
-                        "tests", "resume?", "flags"])
+    return table(body, ["thread", "agent", "title", "cwd", "branch",
+                        *(["machine"] if elsewhere else []), "last activity", "todos", "tests",
+                        "resume?", "flags"])
 
 
 def _tail(path: str | None, cells: int = 32) -> str:

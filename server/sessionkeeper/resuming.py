@@ -108,13 +108,13 @@ class Resuming(Reading):
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
         if self.is_agent_thread(thread):
             return self.check_agent(thread, workspace=workspace, requested=requested)
+        self.pull(thread)
         return self._assess(thread, self.replay(thread), workspace=workspace, requested=requested)
 
     def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
                latest: bool = False,
                requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
         """Resume for real: the report, and the new session (None when nothing continues)."""
-        from .recovery.plan import plan
         from .recovery.report import DECISIONS
 
         if decision is not None and decision not in DECISIONS:
@@ -123,6 +123,26 @@ class Resuming(Reading):
         if self.is_agent_thread(thread):  # the agent's to continue: never a session of ours
             return self.resume_agent(thread, workspace=workspace, decision=decision,
                                      requested=requested)[0], None
+        self.pull(thread)
+        taken = self.take_lease(thread) if decision not in ("fork", "export") else None
+        try:
+            report, session = self._resume_here(thread, workspace=workspace, decision=decision,
+                                                requested=requested)
+        except BaseException:
+            self.release_lease(thread)
+            raise
+        if session is None or session.thread_id != thread:  # nothing continues the thread here
+            self.release_lease(thread)
+        if taken is not None and taken.took_over_from:
+            report = dataclasses.replace(report, notes=[
+                *report.notes, f"took the thread over from {taken.took_over_from}"])
+        return report, session
+
+    def _resume_here(self, thread: str, *, workspace: str, decision: Decision | None,
+                     requested: dict[str, Any] | None) -> tuple[Report, Session | None]:
+        """`resume` once the thread is pulled and its shared lease is ours."""
+        from .recovery.plan import plan
+
         try:
             lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
         except ThreadBusy:

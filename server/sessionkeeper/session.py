@@ -66,6 +66,7 @@ class Session(OperationCalls):
         self.policy = policy
         self.hooks = hooks
         self._on_close = on_close
+        self.after_close: Callable[[Session], None] | None = None  # once its lock is released
         self._since_snapshot = 0  # bytes appended since the last snapshot
         self._snapshot_bytes = 0  # size of the last snapshot
         self._snapshot_due = policy.snapshot_min_bytes  # bytes after which the next one is due
@@ -362,6 +363,8 @@ class Session(OperationCalls):
                         self.session_id, exc)
         finally:
             self.writer.close()
+            if self.after_close is not None:
+                self.after_close(self)
 
     def __enter__(self) -> Session:
         return self

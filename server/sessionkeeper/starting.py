@@ -44,13 +44,16 @@ class Starting:
                  reset_policy: ResetPolicy | str = "none", read_only: bool = False,
                  content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
                  blob_cap_bytes: int | None = None, agents: AgentSources | None = None,
-                 spooled: bool = False) -> None:
+                 spooled: bool = False, shared_index: str | None = None) -> None:
         """`read_only`: only read the store (nothing created or changed on disk); `client`: who
         records, or a function making it when first recorded (a listing then imports no schema);
         `spooled`: a store of agent session journals, whose threads' tool hooks spool their calls
-        (`journal_fold`): reading a thread includes what its spool holds."""
+        (`journal_fold`): reading a thread includes what its spool holds; `shared_index`: a
+        postgresql:// URL sharing the store's sessions (`sharing`)."""
         self._root = store
         self.spooled = spooled
+        self.shared_index = shared_index
+        self.shared_problems: list[str] = []  # why shared steps were skipped (`sharing`)
         self.agent_sources = agents
         self.read_only = read_only
         self.durability = Durability(durability)
@@ -107,7 +110,8 @@ class Starting:
         thread's writer lock when the caller already holds it; `reason`: of the startup record.
         """
         from .recovery.state import SessionState
-        from .schema import SessionMeta
+        from .schema import Machine, SessionMeta
+        from .store.machine import host_name, user_name
 
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
@@ -117,7 +121,7 @@ class Starting:
             thread_id=thread, session_id=ids.new_id(), cwd=cwd,
             baseline=capture(cwd) if baseline else None,
             permissions=_permissions(permissions), model=model, client=self.client, title=title,
-            source="startup", agent=agent,
+            source="startup", agent=agent, machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
         session.transition("startup", reason)
@@ -165,7 +169,8 @@ class Starting:
         when the caller already holds it (it passes to the session).
         """
         from .recovery.status import status_summary
-        from .schema import ForkedFrom, SessionMeta
+        from .schema import ForkedFrom, Machine, SessionMeta
+        from .store.machine import host_name, user_name
 
         previous = replayed.meta
         cwd = _directory(workspace)
@@ -181,6 +186,7 @@ class Starting:
             cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
             permissions=_permissions(permissions), model=model.get("effective"),
             title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
+            machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=replayed.restored_to_seq + 1, state=replayed.state,
                              lock=lock)

@@ -1,4 +1,5 @@
-"""One contract for every index backend (SQLite, in-memory): what the store may rely on."""
+"""One contract for every index backend (SQLite, in-memory, PostgreSQL on a real server started
+for the run: `pg_server`, tests/conftest.py): what the store may rely on."""
 
 from __future__ import annotations
 
@@ -27,9 +28,14 @@ def row(session: str, thread: str, *, first_seq: int = 0, last: str = "2026-01-0
     return SessionRow(**values)
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexBackend]:
-    """Each backend, empty (no index yet)."""
+    """Each backend, empty (no index yet); PostgreSQL's in a new database of `pg_url`."""
+    if request.param == "postgres":
+        from sessionkeeper.store.index.postgres import PostgresBackend
+
+        yield PostgresBackend(request.getfixturevalue("pg_url"), store_id="store-a")
+        return
     yield SqliteBackend(tmp_path / "state.db") if request.param == "sqlite" else MemoryBackend()
 
 

@@ -16,7 +16,7 @@ LAYERS = [
     "cli",
     "lsp",
     "integrations | hooks",
-    "api | starting | reading | resuming | demo | render",
+    "api | starting | sharing | reading | resuming | demo | render",
     "session | operations",
     "recovery | agents",
     "store",

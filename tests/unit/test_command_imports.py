@@ -53,10 +53,12 @@ def thread(repo: Path, store_dir: Path) -> str:
 HEAVY = {"pydantic", "filelock", "sessionkeeper.validate", "sessionkeeper.session",
          "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck",
          "sessionkeeper.schema", "git", "pygls", "lsprotocol", "sessionkeeper.lsp", "watchfiles",
-         "sessionkeeper.api", "sessionkeeper.content_actions", "shutil", "bz2", "lzma"}
+         "sessionkeeper.api", "sessionkeeper.content_actions", "shutil", "bz2", "lzma", "psycopg",
+         "sessionkeeper.store.remote.shared"}
 """Not for a listing nor a check: validation, writing, locks, the record schema, GitPython, the
 LSP stack, the Keeper's writes and content actions (`cli.common.reader` reads), and the shutil
-argparse imports to measure the terminal (`cli.common.Parser` measures it)."""
+argparse imports to measure the terminal (`cli.common.Parser` measures it), and psycopg with the
+shared index (loaded only with --index / $SESSIONKEEPER_INDEX)."""
 
 
 def test_list_json_loads_no_validator_recorder_lock_nor_renderer(

@@ -9,7 +9,7 @@ import { activeInterpreter } from './python';
 import { SessionServer, StartProblem } from './server';
 import { ServerUi } from './serverUi';
 import { SessionsModel } from './sessions';
-import { agentOptions, needsRestart, readSettings, resolveLaunch, SECTION } from './settings';
+import { agentOptions, needsRestart, readSettings, resolveLaunch, SECTION, sharedOptions } from './settings';
 import { decorationOf, SessionsTree, THREAD_SCHEME } from './ui/sessionsTree';
 import { StatusBarController } from './ui/statusBar';
 import * as api from './vscodeapi';
@@ -40,7 +40,7 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
       const s = settings();
       const ws = api.firstWorkspaceFolder();
       const agents = agentOptions(s, { workspaceFolder: ws, userHome: api.userHome() });
-      return { durability: s.durability, redaction: s.redaction, autoResume: s.autoResume, askOnDrift: true, ...agents, ...(ws ? { workspace: ws } : {}) };
+      return { durability: s.durability, redaction: s.redaction, autoResume: s.autoResume, askOnDrift: true, ...agents, ...sharedOptions(s), ...(ws ? { workspace: ws } : {}) };
     },
     workspace: api.firstWorkspaceFolder,
     onStatus: (s) => {

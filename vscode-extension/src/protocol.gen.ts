@@ -200,6 +200,10 @@ export interface ListParams {
    */
   agent?: string | null;
   /**
+   * Only threads whose newest session was recorded on this machine (host name).
+   */
+  machine?: string | null;
+  /**
    * The `next_cursor` of the previous page.
    */
   cursor?: string | null;
@@ -280,6 +284,14 @@ export interface ThreadSummary {
   forked_from: {
     [k: string]: unknown;
   } | null;
+  /**
+   * The machine (host name) its newest session was recorded on.
+   */
+  machine: string | null;
+  /**
+   * The user who recorded its newest session there.
+   */
+  os_user: string | null;
   /**
    * Todos done of total.
    */

@@ -24,10 +24,12 @@ export interface Settings {
   claudeHome: string;
   /** Hermes Agent's home to read; empty: $HERMES_HOME, else ~/.hermes. */
   hermesHome: string;
+  /** A shared index (postgresql://user@host/db) to share sessions across machines; empty: the server's $SESSIONKEEPER_INDEX, else none. */
+  index: string;
 }
 
 /** Settings whose change requires a server restart. */
-export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'hermesHome'] as const;
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'hermesHome', 'index'] as const;
 
 /** The agents read when the setting is missing or not a list. */
 export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude', 'hermes'];
@@ -60,7 +62,13 @@ export function readSettings(cfg: ConfigGetter): Settings {
     codexHome: str('codexHome'),
     claudeHome: str('claudeHome'),
     hermesHome: str('hermesHome'),
+    index: str('index').trim(),
   };
+}
+
+/** The initializationOptions `index`, only when set (the URL goes to the server as given; it is never logged here). */
+export function sharedOptions(s: Settings): { index?: string } {
+  return s.index ? { index: s.index } : {};
 }
 
 /** The agent ids of a list setting: strings, trimmed, lower-case, each once (unknown ids go to the server, which says so). */

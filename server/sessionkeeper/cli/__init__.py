@@ -26,7 +26,7 @@ MODULES = ("serve", "store_commands", "content", "agents", "hooks")
 COMMANDS = {
     "serve": "serve",
     **dict.fromkeys(("start", "record", "list", "show", "fork", "archive", "unarchive", "fsck",
-                     "reindex", "schema", "demo"), "store_commands"),
+                     "reindex", "sync", "schema", "demo"), "store_commands"),
     **dict.fromkeys(("diff", "rewind", "trailer", "git-hook", "gc"), "content"),
     "resume": "agents",
     **dict.fromkeys(("hook", "hooks"), "hooks"),

@@ -65,9 +65,29 @@ def _settings(args: argparse.Namespace, *, reads_only: bool, agents: bool) -> di
     if getattr(args, "allow_secret_files", False):
         settings["allow_secret_files"] = True
     pointed = args.store is not None or bool(os.environ.get(ENV_HOME))
+    shared = shared_index(args)
+    if shared:  # a store sharing sessions takes in what it pulls: never opened read-only
+        settings["shared_index"] = shared
     return {"durability": getattr(args, "durability", "written"),
-            "read_only": reads_only and pointed, "agents": sources(args) if agents else None,
-            **settings}
+            "read_only": reads_only and pointed and not shared,
+            "agents": sources(args) if agents else None, **settings}
+
+
+ENV_INDEX = "SESSIONKEEPER_INDEX"
+"""A postgresql:// URL of the shared index (`--index`), for commands that share sessions."""
+
+
+def shared_index(args: argparse.Namespace) -> str | None:
+    """The shared index the command line (`--index`) or $SESSIONKEEPER_INDEX names (None: none;
+    `--index local`: none, whatever the environment says)."""
+    raw = getattr(args, "index", None)
+    if raw is None:
+        raw = os.environ.get(ENV_INDEX) or None
+    if raw is None or raw.strip() in ("", "local"):
+        return None
+    from ..store.index.pg_url import checked
+
+    return checked(raw)
 
 
 def sources(args: argparse.Namespace) -> AgentSources | None:
@@ -171,6 +191,9 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     common.add_argument("--store", **unset,
                         help="store directory (default: $SESSIONKEEPER_HOME or the per-user data dir)")
     common.add_argument("--json", action="store_true", **unset, help="machine-readable output")
+    common.add_argument("--index", metavar="URL", **unset,
+                        help="a shared index: postgresql://user@host/db (default: "
+                             "$SESSIONKEEPER_INDEX; `local`: none)")
     return common
 
 

@@ -1,5 +1,5 @@
 """The store's commands: start, record, list, show, fork, archive, unarchive, fsck, reindex,
-schema, demo."""
+sync, schema, demo."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def _add_list(sub: Subparsers) -> None:
     lst.add_argument("--workspace")
     lst.add_argument("--all", action="store_true", help="include archived threads")
     lst.add_argument("--agent", help="only threads of this agent (native, codex, claude, ...)")
+    lst.add_argument("--machine", help="only threads last recorded on this machine (host name)")
     lst.add_argument("--limit", type=_positive, default=50)
     lst.set_defaults(run=list_threads)
 
@@ -96,6 +97,13 @@ def _add_reindex(sub: Subparsers) -> None:
                    help="rebuild the index from the rollouts").set_defaults(run=reindex)
 
 
+def _add_sync(sub: Subparsers) -> None:
+    sync = sub.add_parser("sync", parents=[COMMON],
+                          help="push this store's sessions and blobs to the shared index (--index)")
+    sync.add_argument("--thread", help="only this thread")
+    sync.set_defaults(run=sync_store)
+
+
 def _add_schema(sub: Subparsers) -> None:
     sub.add_parser("schema", parents=[COMMON],
                    help="print the JSON Schema of a rollout line").set_defaults(run=schema)
@@ -111,7 +119,7 @@ _PARSERS: dict[str, Callable[[Subparsers], None]] = {
     "start": _add_start, "record": _add_record, "list": _add_list, "show": _add_show,
     "fork": _add_fork, "archive": _add_archiver("archive", True),
     "unarchive": _add_archiver("unarchive", False), "fsck": _add_fsck, "reindex": _add_reindex,
-    "schema": _add_schema, "demo": _add_demo,
+    "sync": _add_sync, "schema": _add_schema, "demo": _add_demo,
 }
 """Each command's parser, in the order `--help` lists them (a command line naming one adds
 only that one)."""
@@ -191,7 +199,7 @@ def list_threads(args: argparse.Namespace) -> int:
         queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS)
     rows = reader(args).threads(
         workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
-        progress=import_progress())
+        machine=args.machine, progress=import_progress())
     if args.json:
         emit(rows)
     else:
@@ -277,6 +285,20 @@ def _progress(args: argparse.Namespace) -> Callable[[int, int], None] | None:
             sys.stderr.write("\n")
 
     return show
+
+
+def sync_store(args: argparse.Namespace) -> int:
+    """Push to the shared index: exit 0 when everything is there, 1 when some session is only in
+    part (its problems listed)."""
+    report = keeper(args).sync(thread_id=args.thread)
+    if args.json:
+        emit(dataclasses.asdict(report))
+    else:
+        say(f"pushed {report.records} record(s) of {report.sessions} session(s) and "
+            f"{report.blobs} blob(s); {report.unchanged} session(s) already there")
+        for problem in report.problems:
+            say(f"  {problem}")
+    return 1 if report.problems else 0
 
 
 def schema(args: argparse.Namespace) -> int:

@@ -63,9 +63,23 @@ class KeeperHost:
             self._keeper = Keeper(self.store_path, durability=self._durability(),
                                   redact=self._redact(), hooks=self._hooks(),
                                   client=self._client_info, agents=self._agent_sources(),
-                                  **content)
+                                  shared_index=self._shared_index(), **content)
             self._keeper.baselines = self.baselines
         return self._keeper
+
+    def _shared_index(self) -> str | None:
+        """The shared index: the editor's option, else $SESSIONKEEPER_INDEX (`local`: none)."""
+        chosen = self.options.index or os.environ.get("SESSIONKEEPER_INDEX") or None
+        if chosen is None or chosen.strip() in ("", "local"):
+            return None
+        from ..errors import IndexUnavailable
+        from ..store.index.pg_url import checked, shown
+
+        try:
+            return checked(chosen)
+        except IndexUnavailable as exc:
+            log.warning("SESSIONKEEPER_INDEX %s ignored: %s", shown(chosen), exc)
+            return None
 
     @property
     def baselines(self) -> BaselineCache:

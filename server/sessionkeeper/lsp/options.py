@@ -48,6 +48,9 @@ class ServerOptions:
     """Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, else ~/.claude)."""
     hermesHome: str | None = None  # noqa: N815
     """Hermes Agent's home to read (default: $HERMES_HOME, else ~/.hermes)."""
+    index: str | None = None
+    """A shared index, postgresql://user@host/db, to share sessions across machines (default:
+    $SESSIONKEEPER_INDEX; "local": none). Prefer ~/.pgpass over a password in the URL."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:
@@ -63,11 +66,31 @@ def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:
         if name == "hooks":
             values["hooks"] = _hooks(raw["hooks"], problems)
             continue
+        if name == "index":
+            values["index"] = _index(raw["index"], problems)
+            continue
         try:
             values[name] = getattr(structure({name: raw[name]}, ServerOptions), name)
         except InvalidParams as exc:
             problems.append(f"{exc} (using the default)")
     return dataclasses.replace(ServerOptions(), **values), problems
+
+
+def _index(raw: object, problems: list[str]) -> str | None:
+    """The shared index's URL, checked without ever quoting its password."""
+    from ..errors import IndexUnavailable
+    from ..store.index.pg_url import checked
+
+    if raw is None or raw in ("", "local"):
+        return raw if raw == "local" else None
+    if not isinstance(raw, str):
+        problems.append(f"index: expected a postgresql:// URL, not {type(raw).__name__} (none)")
+        return None
+    try:
+        return checked(raw)
+    except IndexUnavailable as exc:
+        problems.append(f"index: {exc} (none)")
+        return None
 
 
 def _hooks(raw: object, problems: list[str]) -> list[HookSpec]:

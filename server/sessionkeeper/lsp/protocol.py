@@ -64,6 +64,8 @@ class ListParams(Params):
     """The threads of every workspace (`workspace` is then ignored)."""
     agent: str | None = None
     """Only threads of this agent (native, codex, claude)."""
+    machine: str | None = None
+    """Only threads whose newest session was recorded on this machine (host name)."""
     cursor: str | None = None
     """The `next_cursor` of the previous page."""
     limit: Annotated[int, at.Interval(ge=1, le=1000)] = 50

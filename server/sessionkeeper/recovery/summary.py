@@ -70,6 +70,10 @@ class ThreadSummary:
     """Some session has damage in the middle of its log."""
     forked_from: dict[str, Any] | None = None
     """Where a fork came from: {thread_id, session_id, seq}."""
+    machine: str | None = None
+    """The machine (host name) its newest session was recorded on."""
+    os_user: str | None = None
+    """The user who recorded its newest session there."""
     todos: Progress | None = None
     """Todos done of total."""
     tests: TestResults | None = None
@@ -115,11 +119,12 @@ def thread_summary(row: ThreadRow, *, live: StatusSummary | None = None,
         "model": summary.get("model"), "created_at": row.created_at,
         "last_activity": row.last_activity, "archived": row.archived,
         "session_count": row.session_count, "event_count": row.event_count,
-        "damaged": row.damaged, "forked_from": row.forked_from, "todos": todos_of(summary),
+        "damaged": row.damaged, "forked_from": row.forked_from, "machine": row.machine,
+        "os_user": row.os_user, "todos": todos_of(summary),
         "tests": tests_of(summary), "cost_usd": summary.get("cost_usd"), "state": state,
         "state_reason": reason, "current": current, "baseline": baseline,
     }
-    # the frozen __init__ sets each of the 20 fields through object.__setattr__ (~7 us here, a
+    # the frozen __init__ sets each of the 22 fields through object.__setattr__ (~7 us here, a
     # listing makes one per row); the same value made at once costs ~1 us
     made = object.__new__(ThreadSummary)
     made.__dict__.update(values)

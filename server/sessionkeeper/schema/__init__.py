@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .course import Compacted, Cost, Message, ModelChanged, PermissionsChanged, Snapshot, Title
     from .frameworks import GraphCheckpoint, GraphRemoved, GraphWrites, Transcript
     from .thread import Event, Lifecycle, SessionMeta
-    from .values import ClientInfo, ForkedFrom, Permissions, RewindInfo, TodoItem
+    from .values import ClientInfo, ForkedFrom, Machine, Permissions, RewindInfo, TodoItem
     from .work import Baseline, FileChange, GitMoved, Operation, Todo, Verifier
 
     RECORD_CLASSES: tuple[type[Event], ...]
@@ -27,12 +27,12 @@ if TYPE_CHECKING:
 __all__ = [
     "RECORD_CLASSES", "Baseline", "ClientInfo", "Compacted", "Cost", "Event", "FileChange",
     "ForkedFrom", "GitMoved", "GraphCheckpoint", "GraphRemoved", "GraphWrites", "Lifecycle",
-    "Message", "ModelChanged", "Operation", "Permissions", "PermissionsChanged", "RewindInfo",
+    "Machine", "Message", "ModelChanged", "Operation", "Permissions", "PermissionsChanged", "RewindInfo",
     "SessionMeta", "Snapshot", "Title", "Todo", "TodoItem", "Transcript", "Verifier", "type_of",
 ]
 
 _FAMILIES = {
-    "values": ("ClientInfo", "ForkedFrom", "Permissions", "RewindInfo", "TodoItem"),
+    "values": ("ClientInfo", "ForkedFrom", "Machine", "Permissions", "RewindInfo", "TodoItem"),
     "thread": ("Event", "Lifecycle", "SessionMeta"),
     "course": ("Compacted", "Cost", "Message", "ModelChanged", "PermissionsChanged", "Snapshot",
                "Title"),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..events import SCHEMA_VERSION, STRICT, GitBaseline, Source
-from .values import ClientInfo, ForkedFrom, Permissions, RewindInfo
+from .values import ClientInfo, ForkedFrom, Machine, Permissions, RewindInfo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +54,8 @@ class SessionMeta(Event):
     """The model the session starts with."""
     client: ClientInfo | None = None
     """The program that writes the session."""
+    machine: Machine | None = None
+    """The machine (host name, user) the session runs on; absent in rollouts written before."""
     agent: str | None = None
     """The framework recording through Session Keeper (e.g. langgraph, claude-sdk); absent: native."""
     title: str | None = None

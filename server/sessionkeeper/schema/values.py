@@ -58,6 +58,17 @@ class ClientInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Machine:
+    """Where the session ran: the machine's host name and the user who ran it."""
+
+    __pydantic_config__ = STRICT
+    host: str
+    """The host name ($SESSIONKEEPER_MACHINE, else the system's)."""
+    user: str | None = None
+    """The operating-system user."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class TodoItem:
     """One todo of the agent."""
 

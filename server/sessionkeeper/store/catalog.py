@@ -105,6 +105,10 @@ class Catalog:
             self._rebuild_unusable(reopen=replaced)
             return ask(self.index())
 
+    def session_rows(self, thread_id: str | None = None) -> list[SessionRow]:
+        """The index's session rows (of one thread), in seq order."""
+        return self._query(lambda index: index.sessions(thread_id))
+
     def _drop_index(self) -> None:
         if self._index is not None:
             self._index.close()

@@ -291,7 +291,8 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
     why = (_shape(meta, _META_TEXT, "session_meta")
            or _shape(baseline, _BASELINE_TEXT, "baseline")
            or _shape(meta.get("permissions"), _PERMISSIONS, "permissions")
-           or _shape(meta.get("client"), ("name", "version"), "client"))
+           or _shape(meta.get("client"), ("name", "version"), "client")
+           or _shape(meta.get("machine"), ("host", "user"), "machine"))
     if why:
         return why
     identity = baseline.get("identity") if isinstance(baseline, dict) else None

@@ -75,7 +75,9 @@ def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[s
     if summary is None and last_get("type") == "snapshot":
         summary = (last_get("state") or {}).get("summary")
     first_seq, last_seq = get("seq", 0), last_get("seq", 0)
-    agent = get("agent")
+    agent, machine = get("agent"), get("machine")
+    if not isinstance(machine, dict):
+        machine = {}
     return session_row_of({
         "session_id": meta["session_id"], "thread_id": meta["thread_id"], "path": path,
         "agent": NATIVE if not agent else str(agent), "archived": archived,
@@ -85,6 +87,7 @@ def session_row(meta: dict[str, Any], *, path: str, archived: bool, last: dict[s
         "title": (summary and summary.get("title")) or get("title"), "first_seq": first_seq,
         "last_seq": last_seq, "event_count": last_seq - first_seq, "size": size, "inode": inode,
         "status": status, "summary": summary, "imported": False,
+        "machine": machine.get("host"), "os_user": machine.get("user"),
     })
 
 

@@ -94,6 +94,11 @@ class Store(Threads):
         row = self._query(lambda index: index.session(sid))
         if row is None:
             raise UnknownThread(f"no session {sid} in {self.layout.root}")
+        from .machine import host_name
+
+        if row.machine and row.machine != host_name():  # a copy pulled from another machine
+            raise SessionReadOnly(f"session {sid} was recorded on {row.machine}; resume its "
+                                  "thread to continue here")
         path = self.layout.resolve(row.path)
         lock = self.lock_thread(row.thread_id, purpose="record")
         try:  # read under the lock: nothing can be in flight now

@@ -18,7 +18,7 @@ export function thread(over: Partial<ThreadSummary> = {}): ThreadSummary {
   return {
     thread_id: THREAD_ID, agent: 'native', title: 'Fix payment rounding', cwd: '/repo-a',
     branch: 'fix/payment', model: null, created_at: '2026-04-30T09:00:00Z', last_activity: '2026-05-01T10:00:00Z',
-    archived: false, session_count: 2, event_count: 120, damaged: false, forked_from: null,
+    archived: false, session_count: 2, event_count: 120, damaged: false, forked_from: null, machine: null, os_user: null,
     todos: { done: 3, total: 5 }, tests: { passed: 7, total: 9 }, cost_usd: null, state: 'ok',
     state_reason: null, current: false, baseline: null, ...over,
   };

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { agentOptions, needsRestart, readSettings, resolveLaunch, type ConfigGetter } from '../../src/settings';
+import { agentOptions, needsRestart, readSettings, resolveLaunch, sharedOptions, type ConfigGetter } from '../../src/settings';
 
 const cfg = (o: Record<string, unknown>): ConfigGetter => ({ get: <T>(k: string) => o[k] as T | undefined });
 
 test('defaults: python3 -m sessionkeeper serve, written durability, redaction on, no auto-resume', () => {
   const s = readSettings(cfg({}));
   assert.deepEqual(s, { pythonPath: '', serverCommand: [], storePath: '', durability: 'written', autoResume: false, redaction: true, installSpec: 'sessionkeeper',
-    agents: ['codex', 'claude', 'hermes'], codexHome: '', claudeHome: '', hermesHome: '' });
+    agents: ['codex', 'claude', 'hermes'], codexHome: '', claudeHome: '', hermesHome: '', index: '' });
   const l = resolveLaunch(s);
   assert.equal(l.command, 'python3');
   assert.deepEqual(l.args, ['-m', 'sessionkeeper', 'serve']);
@@ -57,4 +57,10 @@ test('an empty agent list turns every agent off; a value that is not a list read
 
 test('a change of the agents or their homes restarts the server (the server reads them at start)', () => {
   for (const k of ['agents', 'codexHome', 'claudeHome', 'hermesHome']) assert.equal(needsRestart((x) => x === `sessionKeeper.${k}`), true, k);
+});
+
+test('the shared index setting becomes initializationOptions.index only when set, and restarts the server', () => {
+  assert.deepEqual(sharedOptions(readSettings(cfg({}))), {});
+  assert.deepEqual(sharedOptions(readSettings(cfg({ index: ' postgresql://ana@db.example/sk ' }))), { index: 'postgresql://ana@db.example/sk' });
+  assert.equal(needsRestart((x) => x === 'sessionKeeper.index'), true);
 });

@@ -68,7 +68,7 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
             progress.end("done")
         # one thread more than the page: a next page is announced only when it holds a thread
         threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
-                                    limit=p.limit + 1, agent=p.agent)
+                                    limit=p.limit + 1, agent=p.agent, machine=p.machine)
         more = len(threads) > p.limit
         threads = threads[:p.limit]
         current = ls.session

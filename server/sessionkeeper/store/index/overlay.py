@@ -8,6 +8,7 @@ that is gone, or now makes another row); the overlay's own rows win over the bas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from .base import Index
@@ -117,9 +118,7 @@ class OverlayIndex:
             ListQuery(include_archived=True, limit=1000)) if matches(t, query)}
         hidden = len(self._gone_threads)
         theirs = [] if self._replaced else self.base.list_threads(
-            ListQuery(cwd=query.cwd, repo_key=query.repo_key, agent=query.agent,
-                      agents=query.agents, include_archived=query.include_archived,
-                      cursor=query.cursor, limit=query.limit + len(mine) + hidden))
+            dataclasses.replace(query, limit=query.limit + len(mine) + hidden))
         merged = [t for t in theirs if t.thread_id not in mine and t.thread_id not in self._gone_threads]
         merged += [t for t in mine.values() if after_cursor(t, query.cursor)]
         merged.sort(key=newest_first, reverse=True)

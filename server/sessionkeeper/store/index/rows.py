@@ -44,6 +44,8 @@ class SessionRow:
     status: str = "ok"  # ok | damaged
     summary: dict[str, Any] | None = None  # the status summary of the newest snapshot
     imported: bool = False  # read from an agent's own file (it has a FileCheckpoint)
+    machine: str | None = None  # the host it was recorded on (session_meta.machine)
+    os_user: str | None = None  # the user who recorded it there
 
 
 _SESSION_FIELDS = frozenset(SessionRow.__dataclass_fields__)
@@ -108,6 +110,8 @@ class ThreadRow:
     forked_from: dict[str, Any] | None = None
     summary: dict[str, Any] | None = None
     imported: bool = False
+    machine: str | None = None  # where its newest session was recorded
+    os_user: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +122,7 @@ class ListQuery:
     repo_key: str | None = None
     agent: str | None = None
     agents: tuple[str, ...] | None = None  # imported threads only of these agents (None: any)
+    machine: str | None = None  # threads whose newest session was recorded on this machine
     include_archived: bool = False
     limit: int = 50
     cursor: tuple[str, str] | None = None  # (last_activity, thread_id) of the previous page's end
@@ -173,7 +178,8 @@ def thread_of(thread: str, rows: list[SessionRow]) -> ThreadRow:
         archived=latest.archived, latest_session=latest.session_id, session_count=len(rows),
         event_count=sum(r.event_count for r in rows),
         damaged=any(r.status != "ok" for r in rows), forked_from=named[0].forked_from,
-        summary=latest.summary, imported=latest.imported,
+        summary=latest.summary, imported=latest.imported, machine=latest.machine,
+        os_user=latest.os_user,
     )
 
 
@@ -185,7 +191,7 @@ def lone_thread(row: SessionRow) -> ThreadRow:
         last_activity=row.last_activity or None, archived=row.archived,
         latest_session=row.session_id, session_count=1, event_count=row.event_count,
         damaged=row.status != "ok", forked_from=row.forked_from, summary=row.summary,
-        imported=row.imported,
+        imported=row.imported, machine=row.machine, os_user=row.os_user,
     )
 
 
@@ -195,6 +201,7 @@ def matches(row: ThreadRow, query: ListQuery) -> bool:
             and (query.cwd is None or row.cwd == query.cwd)
             and (query.repo_key is None or row.repo_key == query.repo_key)
             and (query.agent is None or row.agent == query.agent)
+            and (query.machine is None or row.machine == query.machine)
             and (query.agents is None or not row.imported or row.agent in query.agents))
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from .rows import FileCheckpoint, SessionRow, ThreadRow
+from .rows import DirMark, FileCheckpoint, SessionRow, ThreadRow, TreeMarks
 
-INDEX_VERSION = 4  # 3: rows as values, store-relative paths, agent column; 4: imported agent files
+INDEX_VERSION = 5  # 3: rows as values, store-relative paths, agent column; 4: imported agent files;
+# 5: the machine (host, user) of each session
 SESSION_COLUMNS = tuple(f.name for f in fields(SessionRow))
 THREAD_COLUMNS = tuple(f.name for f in fields(ThreadRow))
 FILE_COLUMNS = tuple(f.name for f in fields(FileCheckpoint))
@@ -68,7 +69,7 @@ INSERT_FILE = _insert("agent_files", FILE_COLUMNS)
 ALONE_THREADS = f"""INSERT OR REPLACE INTO threads({','.join(THREAD_COLUMNS)})
 SELECT thread_id, agent, CASE WHEN title <> '' THEN title END, cwd, repo_key, branch, started_at,
        nullif(last_activity, ''), archived, session_id, 1, event_count, status IS NOT 'ok',
-       forked_from, summary, imported
+       forked_from, summary, imported, machine, os_user
 FROM sessions"""
 """`threads_of` for every session, when each is the only one of its thread (nothing to group)."""
 LONE_THREADS = ALONE_THREADS + " {where} GROUP BY thread_id HAVING count(*) = 1"
@@ -117,3 +118,23 @@ def decoded(row: sqlite3.Row) -> dict[str, Any]:
 def file_row(row: dict[str, Any]) -> FileCheckpoint:
     companions = tuple(tuple(c) for c in row.pop("companions") or ())
     return FileCheckpoint(**row, companions=companions)
+
+
+def marks_text(dirs: dict[str, DirMark]) -> str:
+    """Tree marks as the meta table keeps them (JSON text)."""
+    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
+
+
+def marks_of(found: dict[str, str]) -> TreeMarks:
+    """Tree marks from the meta values `tree` and `tree_generation`; damaged ones count as none
+    (an unreadable generation: marks never saved over it)."""
+    try:
+        generation = int(found.get("tree_generation", 0))
+    except ValueError:
+        return TreeMarks(-1, {})
+    try:
+        dirs = {str(k): (int(v[0]), int(v[1]), bool(v[2]))
+                for k, v in orjson.loads(found.get("tree", "{}")).items()}
+    except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, AttributeError):
+        dirs = {}  # damaged: everything is listed, and the next marks replace them
+    return TreeMarks(generation, dirs)

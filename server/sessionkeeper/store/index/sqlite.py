@@ -49,6 +49,8 @@ from .sql import (
     VOID_TREE_MARKS,
     decoded,
     file_row,
+    marks_of,
+    marks_text,
     values_of,
 )
 
@@ -149,7 +151,7 @@ class SqliteIndex:
                 _void_tree_marks(self.db)
                 fill_rows(self.db, rows, only=kept is None)
                 if tree is not None:  # in this transaction: they vouch for exactly these rows
-                    self.db.execute(KEEP_TREE_MARKS, (_marks_text(tree),))
+                    self.db.execute(KEEP_TREE_MARKS, (marks_text(tree),))
         except sqlite3.Error as exc:
             raise unavailable("index rebuild failed", exc) from exc
 
@@ -225,7 +227,7 @@ class SqliteIndex:
         """A page of threads, newest activity first."""
         where, args = ["1"], []
         for column, value in (("cwd", query.cwd), ("repo_key", query.repo_key),
-                              ("agent", query.agent)):
+                              ("agent", query.agent), ("machine", query.machine)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -277,22 +279,13 @@ class SqliteIndex:
             found = dict(self.db.execute(TREE_MARKS).fetchall())
         except sqlite3.Error as exc:
             raise unavailable("index query failed", exc) from exc
-        try:
-            generation = int(found.get("tree_generation", 0))
-        except ValueError:  # no generation matches it: marks are never saved over it
-            return TreeMarks(-1, {})
-        try:
-            dirs = {str(k): (int(v[0]), int(v[1]), bool(v[2]))
-                    for k, v in orjson.loads(found.get("tree", "{}")).items()}
-        except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, AttributeError):
-            dirs = {}  # damaged: everything is listed, and the next marks replace them
-        return TreeMarks(generation, dirs)
+        return marks_of(found)
 
     def save_tree_marks(self, marks: TreeMarks) -> bool:
         """Keep the marks in one statement, unless a forget or rebuild came in between."""
         try:
             with self.db:
-                return self.db.execute(SAVE_TREE_MARKS, (_marks_text(marks.dirs),
+                return self.db.execute(SAVE_TREE_MARKS, (marks_text(marks.dirs),
                                                          marks.generation)).rowcount > 0
         except sqlite3.Error as exc:
             raise unavailable("index update failed", exc) from exc
@@ -314,10 +307,6 @@ def rewrite_cache(db: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         db.execute(f"PRAGMA cache_size={int(before)}")
-
-
-def _marks_text(dirs: dict[str, DirMark]) -> str:
-    return orjson.dumps({k: list(v) for k, v in dirs.items()}).decode()
 
 
 def _void_tree_marks(db: sqlite3.Connection) -> None:
