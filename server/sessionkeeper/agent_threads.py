@@ -193,7 +193,7 @@ class AgentThreads:
                                                        "state": replayed.state.snapshot(),
                                                        "report": report.to_json()})
             return dataclasses.replace(report, export_path=str(path)), None
-        argv = (agent.resume_command(thread_id) if action.kind == "continue"
+        argv = (agent.resume_command_of(thread_id, file.path) if action.kind == "continue"
                 else agent.fork_command(thread_id) if action.kind == "fork" else None)
         if argv is None:
             return report, None
@@ -238,6 +238,41 @@ def _redacted(log: Rollout) -> Rollout:
     return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
 
 
+FIRST_SEEN_SOURCE = ("the workspace's branch and HEAD when Session Keeper first imported the "
+                     "session (the agent's log records no git state)")
+
+
+def _records_git(agent: str) -> bool:
+    from . import agents
+
+    try:
+        return agents.get(agent).records_git
+    except KeyError:
+        return True
+
+
+def _first_seen_baseline(replayed: Replayed, identity: dict[str, Any], worktree: Any,
+                         state: dict[str, Any]) -> Replayed:
+    """The baseline of a log without git: the repository at its cwd when the index first read it."""
+    cwd = replayed.meta.get("cwd")
+    if not identity.get("root_commits") or not isinstance(cwd, str) or not cwd \
+            or os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
+        return replayed
+    state["baseline"] = {"repo_root": identity.get("repo_root") or cwd,
+                         "worktree": identity.get("worktree") or cwd,
+                         "identity": {"root_commits": list(identity["root_commits"]),
+                                      "remote_url": identity.get("remote_url")},
+                         "branch": identity.get("branch"), "head": identity.get("head")}
+    worktree.restore(state)
+    data = dict(replayed.meta.get("data") or {})
+    facts = dict(data.get("facts") or {})
+    facts["git"] = {"source": FIRST_SEEN_SOURCE, "as_of": identity.get("as_of"), "origin": "index",
+                    "exact": False}
+    data["facts"] = facts
+    replayed.meta = {**replayed.meta, "data": data}
+    return replayed
+
+
 def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Replayed:
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
@@ -254,6 +289,8 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     worktree = replayed.state.get(Worktree)
     state = worktree.snapshot()
     baseline = state.get("baseline")
+    if baseline is None and not _records_git(agent):
+        return _first_seen_baseline(replayed, identity, worktree, state)
     if not isinstance(baseline, dict):
         return replayed
     # where the baseline was taken (Codex: where the thread was created; its cwd may be later)

@@ -27,6 +27,9 @@ class Agent(ABC):
     """One agent format: where its files are, how a line maps to our records, how it resumes."""
 
     name: ClassVar[str]
+    records_git: ClassVar[bool] = True
+    """False for an agent whose log names no branch or commit: its baseline is then the
+    workspace as Session Keeper first imported the session (the index's identity)."""
 
     @abstractmethod
     def default_roots(self, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -67,6 +70,11 @@ class Agent(ABC):
     def fork_command(self, thread_id: str) -> list[str] | None:
         """The agent's own command that forks the thread into a new one (None: it cannot)."""
         return None
+
+    def resume_command_of(self, thread_id: str, path: str) -> list[str]:
+        """resume_command() for the thread read from `path` (an agent whose command needs more
+        than the thread id, such as OpenClaw's agent and session ids, takes them from there)."""
+        return self.resume_command(thread_id)
 
     def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
              max_line: int = MAX_LINE) -> Read:

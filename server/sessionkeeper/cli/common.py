@@ -80,7 +80,8 @@ def sources(args: argparse.Namespace) -> AgentSources | None:
         return None
     roots = {name: tuple(r for r in value.split(",") if r) for name, value in
              (("codex", getattr(args, "codex_home", None)),
-              ("claude", getattr(args, "claude_home", None))) if value}
+              ("claude", getattr(args, "claude_home", None)),
+              ("openclaw", getattr(args, "openclaw_home", None))) if value}
     return AgentSources(agents=wanted, roots=roots)
 
 
@@ -127,6 +128,9 @@ def _agent_options(*, top: bool) -> argparse.ArgumentParser:
     options.add_argument("--claude-home", metavar="DIR", **unset,
                          help="Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, "
                               "else ~/.claude)")
+    options.add_argument("--openclaw-home", metavar="DIR", **unset,
+                         help="OpenClaw's state dir to read (default: $OPENCLAW_STATE_DIR, "
+                              "else ~/.openclaw)")
     return options
 
 

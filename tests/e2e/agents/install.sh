@@ -2,7 +2,9 @@
 # install.sh AGENT [VERSION] — install a real agent CLI from npm into a cache outside the checkout
 # and print the path of its executable.
 #
-#   AGENT    codex | claude
+#   AGENT    codex | claude | openclaw (OpenClaw needs Node >= 24.16: the npm package `node`,
+#            pinned below, is installed beside it and the executable printed is a wrapper
+#            that runs OpenClaw with that Node)
 #   VERSION  a version, or "latest" (resolved with `npm view`); default: the pinned one below,
 #            or $SK_CODEX_VERSION / $SK_CLAUDE_VERSION when set.
 #
@@ -13,12 +15,15 @@ set -euo pipefail
 
 CODEX_PINNED=0.171.0
 CLAUDE_PINNED=2.1.332
+OPENCLAW_PINNED=2026.9.6
+OPENCLAW_NODE=24.21.0
 
 agent=${1:?usage: install.sh codex|claude [VERSION|latest]}
 case $agent in
   codex)  pkg=@openai/codex;             bin=codex;  version=${2:-${SK_CODEX_VERSION:-$CODEX_PINNED}} ;;
   claude) pkg=@anthropic-ai/claude-code; bin=claude; version=${2:-${SK_CLAUDE_VERSION:-$CLAUDE_PINNED}} ;;
-  *) echo "install.sh: unknown agent '$agent' (codex or claude)" >&2; exit 2 ;;
+  openclaw) pkg=openclaw;                bin=openclaw; version=${2:-${SK_OPENCLAW_VERSION:-$OPENCLAW_PINNED}} ;;
+  *) echo "install.sh: unknown agent '$agent' (codex, claude or openclaw)" >&2; exit 2 ;;
 esac
 if [ "$version" = latest ]; then
   version=$(timeout 120 npm view "$pkg@latest" version 2>/dev/null) ||
@@ -30,6 +35,21 @@ exe=$dir/node_modules/.bin/$bin
 
 works() { [ -x "$exe" ] && timeout 60 "$exe" --version >/dev/null 2>&1; }
 
+if [ "$agent" = openclaw ]; then  # its engines need a newer Node than the machine's: npm's `node`
+  node_dir=$cache/node-$OPENCLAW_NODE
+  node_exe=$node_dir/node_modules/node/bin/node
+  if ! [ -x "$node_exe" ] || ! timeout 60 "$node_exe" --version >/dev/null 2>&1; then
+    rm -rf "$node_dir.tmp" && mkdir -p "$node_dir.tmp"
+    echo "install.sh: npm install node@$OPENCLAW_NODE into $node_dir" >&2
+    (cd "$node_dir.tmp" && echo '{"private":true}' > package.json &&
+     timeout 600 npm install --no-audit --no-fund --loglevel=error "node@$OPENCLAW_NODE" >&2) ||
+      { rm -rf "$node_dir.tmp"; echo "install.sh: npm install node@$OPENCLAW_NODE failed" >&2; exit 1; }
+    rm -rf "$node_dir" && mv "$node_dir.tmp" "$node_dir"
+  fi
+  export PATH="$node_dir/node_modules/node/bin:$PATH"  # npm runs OpenClaw's install scripts with it
+  exe=$dir/bin/openclaw
+fi
+
 if ! works; then
   rm -rf "$dir.tmp"
   mkdir -p "$dir.tmp"
@@ -40,6 +60,12 @@ if ! works; then
     rm -rf "$dir.tmp"
     echo "install.sh: npm install $pkg@$version failed" >&2
     exit 1
+  fi
+  if [ "$agent" = openclaw ]; then  # a wrapper: OpenClaw under the Node installed for it
+    mkdir -p "$dir.tmp/bin"
+    printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node_exe" "$dir/node_modules/openclaw/openclaw.mjs" \
+      > "$dir.tmp/bin/openclaw"
+    chmod +x "$dir.tmp/bin/openclaw"
   fi
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"

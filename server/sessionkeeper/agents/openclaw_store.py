@@ -1,0 +1,234 @@
+"""OpenClaw's per-agent SQLite store, read without writing a byte: windows, stamps and events.
+
+OpenClaw (2026.9) keeps every session of an agent in `agents/<agentId>/agent/openclaw-agent.sqlite`
+(WAL mode): `session_windows` (one row per session id, with its `session_key`), `session_nodes`
+(the key's current session id, archive and labels) and `transcript_events` (one JSON event per
+`(session_id, seq)`, as `event_json` text or a zstd frame in `event_zstd`). One window is one of
+our agent files, named `<db>#<session_id>` (OpenClaw's id rule forbids `#`).
+
+Invariant: nothing under the agent's root is created, written or locked. A store whose `-wal` is
+empty is opened `immutable=1` (no lock, no `-shm`); one with WAL frames is copied (WAL first, then
+the database: a checkpoint in between only moves frames the copy has) into a private temporary
+folder, and the copy is opened. A store that changed while it was read gets stamps no later stat
+matches, so the next listing reads it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+import unicodedata
+import urllib.parse
+import zlib
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from .base import AgentLogUnreadable
+
+STORE_NAME = "openclaw-agent.sqlite"
+SEP = "#"
+SCHEMA_TESTED = 23
+"""The agent schema version these queries were written against (OpenClaw 2026.9.6)."""
+MAX_EVENT = 4 << 20
+"""OpenClaw's own bound on one stored event (4 MiB, its CHECK constraint)."""
+_CHECKPOINT_NAME = re.compile(r"(.+)\.checkpoint\.([0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}"
+                              r"-[0-9a-f]{12})\.jsonl", re.I)
+
+_WINDOWS = """
+SELECT w.session_id, w.session_key, w.reason, w.previous_session_id, w.chat_type, w.channel,
+       w.model_provider, w.model, w.display_name, w.created_at,
+       n.current_session_id, n.archived_at, n.label, n.display_name,
+       (SELECT g.generation FROM transcript_rewrite_watermarks g WHERE g.session_id = w.session_id),
+       e.n, e.last, e.at
+FROM session_windows w
+JOIN (SELECT session_id, count(*) AS n, max(seq) AS last, max(created_at) AS at
+      FROM transcript_events {where} GROUP BY session_id) e ON e.session_id = w.session_id
+LEFT JOIN session_nodes n ON n.session_key = w.session_key
+"""
+_EVENTS = ("SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events "
+           "WHERE session_id = ? AND seq >= ? ORDER BY seq")
+
+
+def valid_session_id(raw: str) -> bool:
+    """OpenClaw's own rule (`validateSessionId`): NFC, a letter or digit then up to 127 letters,
+    digits, marks, `.`, `_` or `-`, a file name `<id>.jsonl` of at most 255 bytes, and not a
+    compaction checkpoint's name."""
+    trimmed = raw.strip()
+    if not trimmed or len(trimmed) > 128 or trimmed != unicodedata.normalize("NFC", trimmed):
+        return False
+    if unicodedata.category(trimmed[0])[0] not in "LN":
+        return False
+    if any(c not in "._-" and unicodedata.category(c)[0] not in "LNM" for c in trimmed[1:]):
+        return False
+    return (len(f"{trimmed}.jsonl".encode()) <= 255
+            and not _CHECKPOINT_NAME.fullmatch(f"{trimmed}.jsonl"))
+
+
+class Window(NamedTuple):
+    """One session window of the store as the listing query sees it."""
+
+    session_id: str
+    session_key: str
+    reason: str | None
+    previous_session_id: str | None
+    chat_type: str | None
+    channel: str | None
+    model_provider: str | None
+    model: str | None
+    display_name: str | None
+    created_at: int | None
+    current_session_id: str | None  # the key's session now (another one after a reset)
+    archived_at: int | None
+    label: str | None
+    node_display_name: str | None
+    generation: str | None
+    events: int
+    last_seq: int
+    last_at: int
+
+    def info(self) -> dict[str, Any]:
+        """The window as JSON-able facts for the translator (what the events do not say)."""
+        return {"session_key": self.session_key, "reason": self.reason,
+                "previous_session_id": self.previous_session_id, "chat_type": self.chat_type,
+                "channel": self.channel, "model_provider": self.model_provider, "model": self.model,
+                "title": self.label or self.node_display_name or self.display_name,
+                "current_session_id": self.current_session_id,
+                "archived": self.archived_at is not None, "created_at": self.created_at}
+
+
+class Stamp(NamedTuple):
+    """A window's stat as `discovery.changes` compares it (the st_* names of os.stat_result)."""
+
+    st_size: int  # last seq + 1
+    st_mtime_ns: int  # the newest event's created_at (ms) in ns
+    st_ino: int  # the store's inode and the window's rewrite generation
+
+
+class Store(NamedTuple):
+    """An open snapshot of one store."""
+
+    db: sqlite3.Connection
+    path: str
+    inode: int
+    agent_id: str | None
+    schema_version: int | None
+    app_version: str | None
+
+    def stamp(self, window: Window) -> Stamp:
+        """The stamp of a window in this snapshot."""
+        ino = zlib.crc32(f"{self.inode}:{window.generation or ''}".encode()) or 1
+        return Stamp(window.last_seq + 1, window.last_at * 1_000_000, ino)
+
+
+def split(path: str) -> tuple[str, str]:
+    """(store path, session id) of a window's path `<db>#<session_id>`."""
+    db, _, session = path.rpartition(SEP)
+    return db, session
+
+
+def _stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:
+    st = os.stat(path)
+    try:
+        wal = os.stat(path + "-wal")
+        wal_stat = (wal.st_size, wal.st_mtime_ns)
+    except FileNotFoundError:
+        wal_stat = (0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino), wal_stat
+
+
+@contextlib.contextmanager
+def snapshot(path: str) -> Iterator[Store]:
+    """The store at `path`, open read-only (see the module docstring); AgentLogUnreadable when
+    it cannot be opened or is not an OpenClaw agent store."""
+    try:
+        (_, _, inode), (wal_size, _) = _stats(path)
+        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))  # EACCES here, not as "unable to open"
+    except OSError as exc:
+        raise AgentLogUnreadable(f"{path}: {exc.strerror or exc}") from None
+    scratch = tempfile.mkdtemp(prefix="sk-openclaw-") if wal_size else None
+    try:
+        try:
+            if scratch is None:
+                uri = f"file:{urllib.parse.quote(path)}?immutable=1"
+            else:
+                copy = os.path.join(scratch, STORE_NAME)
+                shutil.copyfile(path + "-wal", copy + "-wal")
+                shutil.copyfile(path, copy)
+                uri = f"file:{urllib.parse.quote(copy)}"
+            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
+        try:
+            db.execute("PRAGMA query_only = 1")
+            meta = _schema(db, path)
+            yield Store(db, path, inode, *meta)
+        except sqlite3.DatabaseError as exc:
+            raise AgentLogUnreadable(f"{path}: unreadable OpenClaw store "
+                                     f"(schema {SCHEMA_TESTED} expected): {exc}") from None
+        finally:
+            db.close()
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _schema(db: sqlite3.Connection, path: str) -> tuple[str | None, int | None, str | None]:
+    try:
+        row = db.execute("SELECT agent_id, schema_version, app_version FROM schema_meta "
+                         "WHERE meta_key = 'primary'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise AgentLogUnreadable(f"{path}: not an OpenClaw agent store ({exc})") from None
+    return (row[0], row[1], row[2]) if row else (None, None, None)
+
+
+def unchanged_since(path: str, before: tuple[tuple[int, int, int], tuple[int, int]]) -> bool:
+    """True when the store and its WAL have the stats taken before a read."""
+    try:
+        return _stats(path) == before
+    except OSError:
+        return False
+
+
+def stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:
+    """The store's and its WAL's stats (taken before a read, compared after it)."""
+    return _stats(path)
+
+
+def windows(store: Store, session_id: str | None = None) -> list[Window]:
+    """Every window with events (or the one of `session_id`), in no order."""
+    where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+    return [Window(*row) for row in store.db.execute(_WINDOWS.format(where=where), args)]
+
+
+def count_before(store: Store, session_id: str, seq: int) -> int:
+    """How many events of a window have a seq below `seq` (a checkpoint's line count)."""
+    row = store.db.execute("SELECT count(*) FROM transcript_events WHERE session_id = ? AND seq < ?",
+                           (session_id, seq)).fetchone()
+    return int(row[0])
+
+
+def events(store: Store, session_id: str, start: int) -> Iterator[tuple[int, bytes | str | None, str]]:
+    """(seq, event text or None, why not) of a window's events from `start`, in seq order."""
+    for seq, text, packed, size in store.db.execute(_EVENTS, (session_id, start)):
+        if text is not None:
+            yield seq, text, ""
+        else:
+            yield seq, *_unpacked(packed, size)
+
+
+def _unpacked(packed: object, size: object) -> tuple[bytes | None, str]:
+    if not isinstance(packed, bytes) or not isinstance(size, int) or not 0 < size <= MAX_EVENT:
+        return None, "compressed event without a valid size"
+    import zstandard  # only compressed events need it
+
+    try:
+        data = zstandard.ZstdDecompressor().decompress(packed, max_output_size=size)
+    except zstandard.ZstdError as exc:
+        return None, f"compressed event does not decompress: {exc}"
+    if len(data) != size:
+        return None, f"compressed event of {len(data)} bytes, {size} recorded"
+    return data, ""
