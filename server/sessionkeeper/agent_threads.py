@@ -208,7 +208,8 @@ class AgentThreads:
 def _raise_if_its_file_is_unreadable(thread_id: str,
                                      problems: Mapping[str, AgentLogUnreadable]) -> None:
     """Raise the AgentLogUnreadable of a file named after the thread: each agent names a session's
-    file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`)."""
+    file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`, an OpenClaw window
+    `<store>#<id>`); failing that, the error of a whole store that could not be listed."""
     from .agents.base import canonical_uuid
 
     wanted = canonical_uuid(thread_id)
@@ -217,6 +218,10 @@ def _raise_if_its_file_is_unreadable(thread_id: str,
     for path, error in problems.items():
         if os.path.basename(path).removesuffix(".zst").removesuffix(".jsonl").endswith(wanted):
             raise AgentLogUnreadable(str(error))
+    for path, error in problems.items():  # a store none of whose sessions could be listed (OpenClaw)
+        if path.endswith("#"):
+            raise AgentLogUnreadable(f"no thread {thread_id} among the sessions read, and a "
+                                     f"session store could not be read: {error}")
 
 
 def _file_of(file: FileCheckpoint) -> AgentFile:

@@ -104,7 +104,7 @@ def _windows(db: str) -> Iterator[tuple[Entry, Any]]:
     for session_id, stamp in found:
         if changed:
             stamp = stamp._replace(st_mtime_ns=-1)
-        yield (f"{db}#{session_id}", "session", False, None, ()), stamp
+        yield (store.window_path(db, session_id), "session", False, None, ()), stamp
 
 
 def _dirs(folder: str) -> list[str]:

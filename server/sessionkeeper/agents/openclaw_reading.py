@@ -32,6 +32,10 @@ def read_window(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None) ->
     if not session_id:
         with store.snapshot(db):  # a store listed without windows: its own error, if any
             raise AgentLogUnreadable(f"{db}: no OpenClaw session in it can be listed")
+    if not store.valid_session_id(session_id):
+        raise AgentLogUnreadable(f"{file.path}: session id {session_id[:80]!r} fails OpenClaw's own "
+                                 "id rule (a letter or digit, then letters, digits, marks, . _ -; "
+                                 "128 at most): not a session OpenClaw itself could have written")
     before = store.stats(db)
     with store.snapshot(db) as opened:
         found = store.windows(opened, session_id)

@@ -124,10 +124,16 @@ class Store(NamedTuple):
         return Stamp(window.last_seq + 1, window.last_at * 1_000_000, ino)
 
 
+def window_path(db: str, session_id: str) -> str:
+    """The path of a window: `<db>#<session_id>`, the id percent-encoded (a valid one is unchanged
+    but for non-ASCII letters; an invalid one may hold `/`)."""
+    return f"{db}{SEP}{urllib.parse.quote(session_id, safe='')}"
+
+
 def split(path: str) -> tuple[str, str]:
     """(store path, session id) of a window's path `<db>#<session_id>`."""
     db, _, session = path.rpartition(SEP)
-    return db, session
+    return db, urllib.parse.unquote(session)
 
 
 def _stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:

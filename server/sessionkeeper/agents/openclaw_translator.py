@@ -271,7 +271,7 @@ def session_id_of(path: str) -> str | None:
     """OpenClaw's session id from a window's path (`<db>#<id>`) or a transcript's (`<id>.jsonl`)."""
     name = Path(path).name
     if "#" in name:
-        return name.rpartition("#")[2] or None
+        return split(path)[1] or None
     return name.removesuffix(".jsonl") if name.endswith(".jsonl") else None
 
 
