@@ -26,6 +26,7 @@ test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e
 	bash tests/faults/install-fault-tools.sh
 	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
 	bash tests/e2e/agents/install.sh claude >/dev/null
+	bash tests/e2e/agents/install.sh openclaw >/dev/null  # with npm's node@24 (its engines need >= 24.16)
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q

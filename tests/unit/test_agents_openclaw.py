@@ -215,7 +215,7 @@ def test_resuming_names_openclaws_agent_and_session_ids() -> None:
     path = f"/h/.openclaw/agents/ops/agent/openclaw-agent.sqlite#{oc.SESSION}"
     assert OPENCLAW.resume_command_of(oc.SESSION, path) == [
         "openclaw", "agent", "--local", "--agent", "ops", "--session-id", oc.SESSION,
-        "--message-file", "-"]
+        "--message-file", "/dev/stdin"]
 
 
 @pytest.mark.parametrize("raw", ["", " ", "a" * 129, "x.checkpoint.0b1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e",

@@ -77,9 +77,9 @@ class OpenClawAgent(Agent):
         return read_window(self, file, checkpoint)
 
     def resume_command(self, thread_id: str) -> list[str]:
-        """`openclaw agent --local --session-id <id> --message-file -`: the next prompt is read
+        """`openclaw agent --local --session-id <id> --message-file /dev/stdin`: the next prompt is read
         from stdin (OpenClaw resumes a session by id only for one turn; its TUI takes a key)."""
-        return ["openclaw", "agent", "--local", "--session-id", thread_id, "--message-file", "-"]
+        return ["openclaw", "agent", "--local", "--session-id", thread_id, "--message-file", "/dev/stdin"]
 
     def resume_command_of(self, thread_id: str, path: str) -> list[str]:
         """The same with OpenClaw's own agent and session ids, taken from the store's path."""
@@ -87,7 +87,7 @@ class OpenClawAgent(Agent):
 
         session = session_id_of(path) or thread_id
         return ["openclaw", "agent", "--local", "--agent", agent_id_of(path) or "main",
-                "--session-id", session, "--message-file", "-"]
+                "--session-id", session, "--message-file", "/dev/stdin"]
 
 
 def _windows(db: str) -> Iterator[tuple[Entry, Any]]:
