@@ -18,6 +18,7 @@ const KNOWN: Record<string, AgentInfo> = {
   native: { id: 'native', name: 'Session Keeper', icon: 'agent-native.svg', codicon: 'history' },
   codex: { id: 'codex', name: 'Codex', icon: 'agent-codex.svg', codicon: 'terminal' },
   claude: { id: 'claude', name: 'Claude Code', icon: 'agent-claude.svg', codicon: 'sparkle' },
+  openclaw: { id: 'openclaw', name: 'OpenClaw', icon: 'agent-openclaw.svg', codicon: 'layers' },
 };
 
 /** Name and icons of an agent id (null / empty: Session Keeper's own threads). */

@@ -22,13 +22,15 @@ export interface Settings {
   codexHome: string;
   /** Claude Code's config dir to read; empty: $CLAUDE_CONFIG_DIR, else ~/.claude. */
   claudeHome: string;
+  /** OpenClaw's state dir to read; empty: $OPENCLAW_STATE_DIR, else ~/.openclaw. */
+  openclawHome: string;
 }
 
 /** Settings whose change requires a server restart. */
-export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome'] as const;
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'openclawHome'] as const;
 
 /** The agents read when the setting is missing or not a list. */
-export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude'];
+export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude', 'openclaw'];
 
 /** The part of vscode.WorkspaceConfiguration used here. */
 export interface ConfigGetter {
@@ -57,6 +59,7 @@ export function readSettings(cfg: ConfigGetter): Settings {
     agents: Array.isArray(agents) ? agentIds(agents) : [...DEFAULT_AGENTS],
     codexHome: str('codexHome'),
     claudeHome: str('claudeHome'),
+    openclawHome: str('openclawHome'),
   };
 }
 
@@ -71,6 +74,7 @@ export interface AgentOptions {
   agents: string[];
   codexHome?: string;
   claudeHome?: string;
+  openclawHome?: string;
 }
 
 /** `agents` always (an empty list turns every agent off); a home only when set, with paths expanded. */
@@ -79,6 +83,7 @@ export function agentOptions(s: Settings, ctx: LaunchContext = {}): AgentOptions
     agents: [...s.agents],
     ...(s.codexHome ? { codexHome: expandPath(s.codexHome, ctx) } : {}),
     ...(s.claudeHome ? { claudeHome: expandPath(s.claudeHome, ctx) } : {}),
+    ...(s.openclawHome ? { openclawHome: expandPath(s.openclawHome, ctx) } : {}),
   };
 }
 

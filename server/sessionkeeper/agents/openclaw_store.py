@@ -43,10 +43,10 @@ SELECT w.session_id, w.session_key, w.reason, w.previous_session_id, w.chat_type
        w.model_provider, w.model, w.display_name, w.created_at,
        n.current_session_id, n.archived_at, n.label, n.display_name,
        (SELECT g.generation FROM transcript_rewrite_watermarks g WHERE g.session_id = w.session_id),
-       e.n, e.last, e.at
+       e.last, coalesce(w.transcript_updated_at, w.updated_at, 0)
 FROM session_windows w
-JOIN (SELECT session_id, count(*) AS n, max(seq) AS last, max(created_at) AS at
-      FROM transcript_events {where} GROUP BY session_id) e ON e.session_id = w.session_id
+JOIN (SELECT session_id, max(seq) AS last FROM transcript_events {where} GROUP BY session_id) e
+  ON e.session_id = w.session_id
 LEFT JOIN session_nodes n ON n.session_key = w.session_key
 """
 _EVENTS = ("SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events "
@@ -86,9 +86,8 @@ class Window(NamedTuple):
     label: str | None
     node_display_name: str | None
     generation: str | None
-    events: int
-    last_seq: int
-    last_at: int
+    last_seq: int  # max(seq): read from the primary key's index alone (no event is touched)
+    last_at: int  # the window's transcript_updated_at (else updated_at), ms
 
     def info(self) -> dict[str, Any]:
         """The window as JSON-able facts for the translator (what the events do not say)."""
@@ -104,7 +103,7 @@ class Stamp(NamedTuple):
     """A window's stat as `discovery.changes` compares it (the st_* names of os.stat_result)."""
 
     st_size: int  # last seq + 1
-    st_mtime_ns: int  # the newest event's created_at (ms) in ns
+    st_mtime_ns: int  # the window's transcript_updated_at (ms) in ns
     st_ino: int  # the store's inode and the window's rewrite generation
 
 

@@ -107,7 +107,8 @@ class KeeperHost:
         if given is not None and not given:
             return None
         roots = {name: (value,) for name, value in (("codex", self.options.codexHome),
-                                                    ("claude", self.options.claudeHome)) if value}
+                                                    ("claude", self.options.claudeHome),
+                                                    ("openclaw", self.options.openclawHome)) if value}
         try:
             return AgentSources(agents=tuple(given) if given is not None else None, roots=roots)
         except InvalidId as exc:

@@ -46,6 +46,8 @@ class ServerOptions:
     """Codex's home to read (default: $CODEX_HOME, else ~/.codex)."""
     claudeHome: str | None = None  # noqa: N815
     """Claude Code's config dir to read (default: $CLAUDE_CONFIG_DIR, else ~/.claude)."""
+    openclawHome: str | None = None  # noqa: N815
+    """OpenClaw's state dir to read (default: $OPENCLAW_STATE_DIR, else ~/.openclaw)."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:
