@@ -74,7 +74,10 @@ def fixture_rows(session: str = SESSION, *, cwd: str = CWD) -> list[dict[str, An
 
 
 def add(db: sqlite3.Connection, row: dict[str, Any], *, compressed: bool = False) -> None:
-    """Insert one transcript row (`event` as text, or a zstd frame as OpenClaw stores a big one)."""
+    """Insert one transcript row (`event` as text, or a zstd frame as OpenClaw stores a big one)
+    and raise its window's transcript_updated_at strictly, as OpenClaw's transcript store does."""
+    db.execute("UPDATE session_windows SET transcript_updated_at = max(coalesce(transcript_updated_at, 0) "
+               "+ 1, ?) WHERE session_id = ?", (row["created_at"], row["session_id"]))
     text = row["event"]
     if compressed:
         import zstandard

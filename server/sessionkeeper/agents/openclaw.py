@@ -96,7 +96,7 @@ def _windows(db: str) -> Iterator[tuple[Entry, Any]]:
     try:
         before = store.stats(db)
         with store.snapshot(db) as opened:
-            found = [(w.session_id, opened.stamp(w)) for w in store.windows(opened)]
+            found = store.listing(opened)
     except AgentLogUnreadable:
         yield (f"{db}#", "session", False, None, ()), None  # read (and reported) as one file
         return

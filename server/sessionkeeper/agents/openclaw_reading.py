@@ -1,8 +1,9 @@
 """Incremental reading of one OpenClaw session window: its events from a checkpoint's seq.
 
-The window's stamp (last seq + 1, newest event time, the store's inode and the window's rewrite
-generation) equal to the checkpoint's → nothing is queried beyond the stamp ("unchanged"); the
-same generation, a higher last seq and as many events below the checkpoint's seq as it counted →
+The window's stamp (its row's `updated_at` and `transcript_updated_at`, which OpenClaw raises
+strictly on every transcript change, the store's inode and the window's rewrite generation)
+equal to the checkpoint's → no event is queried ("unchanged"); the same generation, no event
+gone below the checkpoint's seq (as many there as it counted) →
 only the newer events are folded ("appended"); anything else (a rewrite, deleted events, a
 checkpoint of another version) is read whole ("full"). An event that is not a JSON object is
 damage at line seq + 1 (there is no torn tail: a store commits whole events); the others go on.
@@ -38,11 +39,10 @@ def read_window(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None) ->
                                  "128 at most): not a session OpenClaw itself could have written")
     before = store.stats(db)
     with store.snapshot(db) as opened:
-        found = store.windows(opened, session_id)
-        if not found:
+        window = store.window(opened, session_id)
+        if window is None:
             raise AgentLogUnreadable(f"{file.path}: no such OpenClaw session (gone)")
-        window = found[0]
-        stamp = opened.stamp(window)
+        stamp = opened.stamp(window.transcript_at, window.updated_at, window.generation)
         if checkpoint is not None and _same(checkpoint, file, stamp):
             return Read(file, "unchanged", "unchanged", checkpoint)
         mode, reason = _plan(opened, window, stamp, checkpoint)
@@ -58,7 +58,7 @@ def read_window(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None) ->
     summary = _summary(file, translator, tail=None)
     lines = translator.state["lines"]
     cp = Checkpoint(agent=file.agent, path=str(file.path), size=stamp.st_size,
-                    mtime_ns=stamp.st_mtime_ns, inode=stamp.st_ino, offset=window.last_seq + 1,
+                    mtime_ns=stamp.st_mtime_ns, inode=stamp.st_ino, offset=_next(window),
                     lines=lines, head_len=0, head_sha256="", anchor_sha256="",
                     state=translator.state, summary=summary)
     all_damage = tuple(LineDamage(*d) for d in translator.state["damage"]) if mode == "full" \
@@ -81,10 +81,15 @@ def _plan(opened: store.Store, window: store.Window, stamp: store.Stamp,
         return "full", "checkpoint of another version"
     if cp.inode != stamp.st_ino:
         return "full", "rewritten"
-    if window.last_seq + 1 < cp.offset or store.count_before(opened, window.session_id,
-                                                             cp.offset) != cp.lines:
+    if _next(window) < cp.offset or store.count_before(opened, window.session_id,
+                                                       cp.offset) != cp.lines:
         return "full", "rewritten"
     return "appended", "grown"
+
+
+def _next(window: store.Window) -> int:
+    """The seq after the window's newest event (0 for a window without events)."""
+    return 0 if window.last_seq is None else window.last_seq + 1
 
 
 def _fold(translator: OpenClawTranslator, opened: store.Store, window: store.Window,

@@ -9,18 +9,21 @@ our agent files, named `<db>#<session_id>` (OpenClaw's id rule forbids `#`).
 Invariant: nothing under the agent's root is created, written or locked. A store whose `-wal` is
 empty is opened `immutable=1` (no lock, no `-shm`); one with WAL frames is copied (WAL first, then
 the database: a checkpoint in between only moves frames the copy has) into a private temporary
-folder, and the copy is opened. A store that changed while it was read gets stamps no later stat
-matches, so the next listing reads it again.
+folder, and the copy is opened. A snapshot is kept open while the store's and its WAL's stats stay
+the same (one open per listing, not per window). A store that changed while it was read gets
+stamps no later stat matches, so the next listing reads it again.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import shutil
 import sqlite3
 import tempfile
+import threading
 import unicodedata
 import urllib.parse
 import zlib
@@ -38,16 +41,20 @@ MAX_EVENT = 4 << 20
 _CHECKPOINT_NAME = re.compile(r"(.+)\.checkpoint\.([0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}"
                               r"-[0-9a-f]{12})\.jsonl", re.I)
 
-_WINDOWS = """
+_WINDOW = """
 SELECT w.session_id, w.session_key, w.reason, w.previous_session_id, w.chat_type, w.channel,
        w.model_provider, w.model, w.display_name, w.created_at,
-       n.current_session_id, n.archived_at, n.label, n.display_name,
-       (SELECT g.generation FROM transcript_rewrite_watermarks g WHERE g.session_id = w.session_id),
-       e.last, coalesce(w.transcript_updated_at, w.updated_at, 0)
-FROM session_windows w
-JOIN (SELECT session_id, max(seq) AS last FROM transcript_events {where} GROUP BY session_id) e
-  ON e.session_id = w.session_id
-LEFT JOIN session_nodes n ON n.session_key = w.session_key
+       n.current_session_id, n.archived_at, n.label, n.display_name, g.generation,
+       (SELECT e.seq FROM transcript_events e WHERE e.session_id = w.session_id
+        ORDER BY e.seq DESC LIMIT 1),
+       coalesce(w.transcript_updated_at, 0), w.updated_at
+FROM session_windows w LEFT JOIN session_nodes n ON n.session_key = w.session_key
+LEFT JOIN transcript_rewrite_watermarks g ON g.session_id = w.session_id
+WHERE w.session_id = ?
+"""
+_LISTING = """
+SELECT w.session_id, coalesce(w.transcript_updated_at, 0), w.updated_at, g.generation
+FROM session_windows w LEFT JOIN transcript_rewrite_watermarks g ON g.session_id = w.session_id
 """
 _EVENTS = ("SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events "
            "WHERE session_id = ? AND seq >= ? ORDER BY seq")
@@ -86,8 +93,9 @@ class Window(NamedTuple):
     label: str | None
     node_display_name: str | None
     generation: str | None
-    last_seq: int  # max(seq): read from the primary key's index alone (no event is touched)
-    last_at: int  # the window's transcript_updated_at (else updated_at), ms
+    last_seq: int | None  # the newest event's seq (None: no event yet)
+    transcript_at: int  # transcript_updated_at, ms: OpenClaw raises it strictly on each change
+    updated_at: int  # the row's last mutation, ms
 
     def info(self) -> dict[str, Any]:
         """The window as JSON-able facts for the translator (what the events do not say)."""
@@ -100,10 +108,11 @@ class Window(NamedTuple):
 
 
 class Stamp(NamedTuple):
-    """A window's stat as `discovery.changes` compares it (the st_* names of os.stat_result)."""
+    """A window's stat as `discovery.changes` compares it (the st_* names of os.stat_result):
+    from its `session_windows` row alone, so a listing reads no event."""
 
-    st_size: int  # last seq + 1
-    st_mtime_ns: int  # the window's transcript_updated_at (ms) in ns
+    st_size: int  # updated_at (ms)
+    st_mtime_ns: int  # transcript_updated_at (ms) in ns
     st_ino: int  # the store's inode and the window's rewrite generation
 
 
@@ -117,10 +126,10 @@ class Store(NamedTuple):
     schema_version: int | None
     app_version: str | None
 
-    def stamp(self, window: Window) -> Stamp:
+    def stamp(self, transcript_at: int, updated_at: int, generation: str | None) -> Stamp:
         """The stamp of a window in this snapshot."""
-        ino = zlib.crc32(f"{self.inode}:{window.generation or ''}".encode()) or 1
-        return Stamp(window.last_seq + 1, window.last_at * 1_000_000, ino)
+        ino = zlib.crc32(f"{self.inode}:{generation or ''}".encode()) or 1
+        return Stamp(updated_at, transcript_at * 1_000_000, ino)
 
 
 def window_path(db: str, session_id: str) -> str:
@@ -145,40 +154,76 @@ def _stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:
     return (st.st_size, st.st_mtime_ns, st.st_ino), wal_stat
 
 
+_LOCK = threading.RLock()
+_OPEN: dict[str, tuple[tuple[tuple[int, int, int], tuple[int, int]], Store, str | None]] = {}
+"""The last snapshot of each store, reused while the store and its WAL keep their stats (one
+open per store and listing, not one per window); closed when the store changes, and at exit."""
+
+
 @contextlib.contextmanager
 def snapshot(path: str) -> Iterator[Store]:
     """The store at `path`, open read-only (see the module docstring); AgentLogUnreadable when
     it cannot be opened or is not an OpenClaw agent store."""
-    try:
-        (_, _, inode), (wal_size, _) = _stats(path)
-        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))  # EACCES here, not as "unable to open"
-    except OSError as exc:
-        raise AgentLogUnreadable(f"{path}: {exc.strerror or exc}") from None
-    scratch = tempfile.mkdtemp(prefix="sk-openclaw-") if wal_size else None
-    try:
+    with _LOCK:
         try:
-            if scratch is None:
-                uri = f"file:{urllib.parse.quote(path)}?immutable=1"
-            else:
-                copy = os.path.join(scratch, STORE_NAME)
-                shutil.copyfile(path + "-wal", copy + "-wal")
-                shutil.copyfile(path, copy)
-                uri = f"file:{urllib.parse.quote(copy)}"
-            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
+            stats = _stats(path)
+            os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))  # EACCES here, not "unable to open"
+        except OSError as exc:
+            _forget(path)
+            raise AgentLogUnreadable(f"{path}: {exc.strerror or exc}") from None
+        kept = _OPEN.get(path)
+        if kept is None or kept[0] != stats:
+            _forget(path)
+            store, scratch = _open(path, stats)
+            _OPEN[path] = (stats, store, scratch)
+        else:
+            store = kept[1]
         try:
-            db.execute("PRAGMA query_only = 1")
-            meta = _schema(db, path)
-            yield Store(db, path, inode, *meta)
+            yield store
         except sqlite3.DatabaseError as exc:
+            _forget(path)
             raise AgentLogUnreadable(f"{path}: unreadable OpenClaw store "
                                      f"(schema {SCHEMA_TESTED} expected): {exc}") from None
-        finally:
+
+
+def _open(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]]) -> tuple[Store, str | None]:
+    scratch = tempfile.mkdtemp(prefix="sk-openclaw-") if stats[1][0] else None
+    db = None
+    try:
+        if scratch is None:
+            uri = f"file:{urllib.parse.quote(path)}?immutable=1"
+        else:
+            copy = os.path.join(scratch, STORE_NAME)
+            shutil.copyfile(path + "-wal", copy + "-wal")
+            shutil.copyfile(path, copy)
+            uri = f"file:{urllib.parse.quote(copy)}"
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA query_only = 1")
+        return Store(db, path, stats[0][2], *_schema(db, path)), scratch
+    except (OSError, sqlite3.Error, AgentLogUnreadable) as exc:
+        if db is not None:
             db.close()
-    finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+        if isinstance(exc, AgentLogUnreadable):
+            raise
+        raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
+
+
+def _forget(path: str) -> None:
+    kept = _OPEN.pop(path, None)
+    if kept is not None:
+        kept[1].db.close()
+        if kept[2] is not None:
+            shutil.rmtree(kept[2], ignore_errors=True)
+
+
+@atexit.register
+def close_all() -> None:
+    """Close every kept snapshot and remove its private copy."""
+    with _LOCK:
+        for path in list(_OPEN):
+            _forget(path)
 
 
 def _schema(db: sqlite3.Connection, path: str) -> tuple[str | None, int | None, str | None]:
@@ -203,10 +248,17 @@ def stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:
     return _stats(path)
 
 
-def windows(store: Store, session_id: str | None = None) -> list[Window]:
-    """Every window with events (or the one of `session_id`), in no order."""
-    where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
-    return [Window(*row) for row in store.db.execute(_WINDOWS.format(where=where), args)]
+def listing(store: Store) -> list[tuple[str, Stamp]]:
+    """(session id, stamp) of every window, from the windows table alone."""
+    stamp = store.stamp
+    return [(sid, stamp(at or 0, updated or 0, gen))
+            for sid, at, updated, gen in store.db.execute(_LISTING)]
+
+
+def window(store: Store, session_id: str) -> Window | None:
+    """One window with its facts and newest seq (None: there is no such window)."""
+    row = store.db.execute(_WINDOW, (session_id,)).fetchone()
+    return Window(*row) if row is not None else None
 
 
 def count_before(store: Store, session_id: str, seq: int) -> int:
