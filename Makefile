@@ -46,6 +46,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_frameworks.py
 	$(PY) tests/benchmarks/bench_agents.py
 	$(PY) tests/benchmarks/bench_agent_index.py
+	$(PY) tests/benchmarks/bench_openclaw.py --turns 10
 	$(PY) tests/benchmarks/bench_hooks.py
 
 clean: ## remove the virtualenv and caches

@@ -67,6 +67,13 @@ def test_reading_a_store_changes_nothing_in_the_state_dir_with_or_without_wal_fr
         read = OPENCLAW.read(_only(tmp_path))
         assert tree_digest(tmp_path) == before
         assert read.summary.messages == 5  # the frame only in the WAL was read
+        oc.add(writer, {"session_id": oc.SESSION, "seq": 101, "created_at": 1796296200000,
+                        "event": '{"type":"message","message":{"role":"user","content":"again"}}'})
+        writer.commit()  # only the WAL grows: the kept private copy takes the WAL alone
+        before = tree_digest(tmp_path)
+        again = OPENCLAW.read(_only(tmp_path), read.checkpoint)
+        assert tree_digest(tmp_path) == before
+        assert (again.mode, again.summary.messages) == ("appended", 6)
     finally:
         writer.close()
 

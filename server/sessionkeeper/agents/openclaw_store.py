@@ -10,7 +10,8 @@ Invariant: nothing under the agent's root is created, written or locked. A store
 empty is opened `immutable=1` (no lock, no `-shm`); one with WAL frames is copied (WAL first, then
 the database: a checkpoint in between only moves frames the copy has) into a private temporary
 folder, and the copy is opened. A snapshot is kept open while the store's and its WAL's stats stay
-the same (one open per listing, not per window). A store that changed while it was read gets
+the same (one open per listing, not per window); when only the WAL changed, only the WAL is
+copied again. A store that changed while it was read gets
 stamps no later stat matches, so the next listing reads it again.
 """
 
@@ -172,12 +173,15 @@ def snapshot(path: str) -> Iterator[Store]:
             _forget(path)
             raise AgentLogUnreadable(f"{path}: {exc.strerror or exc}") from None
         kept = _OPEN.get(path)
-        if kept is None or kept[0] != stats:
+        if kept is not None and kept[0] == stats:
+            store = kept[1]
+        elif kept is not None and kept[2] is not None and kept[0][0] == stats[0] and stats[1][0]:
+            store = _reopen(path, stats, kept[1], kept[2])  # only the WAL grew: copy it alone
+            _OPEN[path] = (stats, store, kept[2])
+        else:
             _forget(path)
             store, scratch = _open(path, stats)
             _OPEN[path] = (stats, store, scratch)
-        else:
-            store = kept[1]
         try:
             yield store
         except sqlite3.DatabaseError as exc:
@@ -207,6 +211,24 @@ def _open(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]]) -> tup
             shutil.rmtree(scratch, ignore_errors=True)
         if isinstance(exc, AgentLogUnreadable):
             raise
+        raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
+
+
+def _reopen(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]], kept: Store,
+            scratch: str) -> Store:
+    """The private copy brought up to date with the store's WAL alone (the database file is the
+    one copied: its WAL's frames, old and new, apply on top of the copy as on the original)."""
+    kept.db.close()
+    copy = os.path.join(scratch, STORE_NAME)
+    try:
+        shutil.copyfile(path + "-wal", copy + "-wal")
+        db = sqlite3.connect(f"file:{urllib.parse.quote(copy)}", uri=True, isolation_level=None,
+                             check_same_thread=False)
+        db.execute("PRAGMA query_only = 1")
+        return Store(db, path, stats[0][2], *_schema(db, path))
+    except (OSError, sqlite3.Error) as exc:
+        _OPEN.pop(path, None)
+        shutil.rmtree(scratch, ignore_errors=True)
         raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
 
 
