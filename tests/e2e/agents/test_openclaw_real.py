@@ -2,10 +2,10 @@
 
 OpenClaw runs `openclaw agent --local` turns against our fake Anthropic server on 127.0.0.1 in a
 throwaway HOME whose `.openclaw` holds only its config; its workspace is a real repository on
-feature/sk-test. The session it creates is listed, checked in place, checked after a checkout
-(drift), resumed through the command `sessionkeeper resume` gives (run for real: the same
-session grows), and cut after its tool call (in doubt) — with a digest of the whole state dir
-after every read command.
+feature/sk-test. The session it creates is listed, checked in place, cut after its tool call (in
+doubt), checked after a checkout (drift) and resumed through the command `sessionkeeper resume`
+gives (run for real: the same session grows) — with a digest of the whole state dir after every
+read command. Then Session Keeper's OpenClaw plugin inside OpenClaw's own turns.
 """
 
 from __future__ import annotations
@@ -55,14 +55,16 @@ class OpenClaw:
                     if not k.startswith(("OPENCLAW_", "ANTHROPIC_", "OPENAI_"))}
         self.env.update(HOME=str(self.home), NO_COLOR="1")
 
-    def turn(self, prompt: str, *, argv: list[str] | None = None) -> dict[str, Any]:
-        """One turn (a new session, or `argv` with the prompt on stdin); its JSON result."""
+    def turn(self, prompt: str, *, argv: list[str] | None = None, ok: bool = True) -> dict[str, Any]:
+        """One turn (a new session, or `argv` with the prompt on stdin); its JSON result
+        (`ok`: it must succeed; else it must fail, as a turn a plugin stopped does)."""
         args = [str(self.exe), "agent", "--local", "--agent", "main", "--message", prompt] \
             if argv is None else [str(self.exe), *argv[1:]]
         done = subprocess.run([*args, "--json"], cwd=self.repo, env=self.env, capture_output=True,
                               text=True, timeout=TURN_TIMEOUT, input=prompt if argv else None)
-        assert done.returncode == 0, done.stderr[-3000:]
-        result: dict[str, Any] = orjson.loads(done.stdout)
+        assert (done.returncode == 0) is ok, done.stderr[-3000:]
+        result: dict[str, Any] = orjson.loads(done.stdout) if done.stdout.strip() else {}
+        result["stderr"] = done.stderr
         return result
 
     def sk(self, *args: str, state: Path | None = None, data: Path) -> Any:
@@ -99,6 +101,7 @@ def test_a_real_openclaw_session_is_listed_checked_drifts_and_resumes_through_op
     session = first["meta"]["agentMeta"]["sessionId"]
     assert (claw.repo / "a.txt").read_text() == "hi\n"
     data = tmp_path / "xdg"
+    _cut_after_the_call_is_in_doubt(claw, session, tmp_path)
     [row] = claw.sk("list", data=data)
     assert (row["thread_id"], row["agent"], row["branch"]) == (session, "openclaw", BRANCH)
     assert row["cwd"] == os.path.realpath(claw.repo)
@@ -125,17 +128,63 @@ def test_a_real_openclaw_session_is_listed_checked_drifts_and_resumes_through_op
     assert report["subsystems"]["operations"]["summary"]["committed"] == 2, report["subsystems"]
 
 
-def test_a_real_openclaw_tool_call_cut_off_is_in_doubt(claw: OpenClaw, tmp_path: Path) -> None:
-    """`claw`: a real session; a copy of its state dir with every event after the call deleted."""
-    first = claw.turn("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")
-    session = first["meta"]["agentMeta"]["sessionId"]
+def _cut_after_the_call_is_in_doubt(claw: OpenClaw, session: str, tmp_path: Path) -> None:
+    """A copy of the state dir with every event after the tool call deleted: the call is in doubt."""
     [call] = claw.fake.calls
-    copy = Path(shutil.copytree(claw.state, tmp_path / "state"))
+    copy = Path(shutil.copytree(claw.state, tmp_path / "cut"))
     with sqlite3.connect(copy / "agents/main/agent/openclaw-agent.sqlite") as db:
         [cut] = db.execute("SELECT seq FROM transcript_events WHERE session_id = ? AND "
                            "event_json LIKE ?", (session, f'%"toolCall","id":"{call}"%')).fetchone()
         db.execute("DELETE FROM transcript_events WHERE session_id = ? AND seq > ?", (session, cut))
     db.close()
     report = claw.sk("--check-resume", session, "--workspace", str(claw.repo), state=copy,
-                     data=tmp_path / "xdg")
+                     data=tmp_path / "xdg-cut")
     assert [o["operation_id"] for o in report["in_doubt_operations"]] == [call]
+
+
+def _with_plugin(claw: OpenClaw, data: Path, *, workspace: Path | None = None,
+                 command: list[str] | None = None) -> None:
+    """The state dir's config with Session Keeper's OpenClaw plugin loaded (it runs this
+    checkout's sessionkeeper, or `command`, on the per-user store under `data`)."""
+    from sessionkeeper.integrations.openclaw import plugin_config
+
+    config = orjson.loads((claw.state / "openclaw.json").read_bytes())
+    config["plugins"] = plugin_config(command or [sys.executable, "-m", "sessionkeeper"],
+                                      timeout_ms=20000)
+    if workspace is not None:
+        config["agents"]["defaults"]["workspace"] = str(workspace)
+    (claw.state / "openclaw.json").write_bytes(orjson.dumps(config))
+    claw.env.update(XDG_DATA_HOME=str(data), PYTHONPATH=os.pathsep.join(sys.path))
+
+
+def _prompts(fake: FakeModel) -> str:
+    return "\n".join(orjson.dumps(r["body"]).decode() for r in fake.requests if r["method"] == "POST")
+
+
+def test_inside_openclaw_the_plugin_tells_the_model_of_drift_and_stops_another_repository(
+        claw: OpenClaw, tmp_path: Path) -> None:
+    """`claw` with Session Keeper's plugin loaded: a first turn with the plugin's sessionkeeper
+    missing (it fails open), a resume on feature/sk-test (nothing to tell), one after a checkout
+    (the model is told), then one with the agent's workspace set to another repository (the turn
+    is stopped before any model request)."""
+    data = tmp_path / "xdg"
+    _with_plugin(claw, data, command=[str(tmp_path / "no-such-sessionkeeper")])
+    first = claw.turn("Create a file please.\nRUN: echo hi > a.txt && echo wrote-a")  # fails open
+    session = first["meta"]["agentMeta"]["sessionId"]
+    _with_plugin(claw, data)
+    argv = ["openclaw", "agent", "--local", "--agent", "main", "--session-id", session,
+            "--message-file", "/dev/stdin"]
+    claw.turn("RUN: echo same-place", argv=argv)  # the plugin's check imports it here
+    assert "Session Keeper" not in _prompts(claw.fake)
+    git(claw.repo, "checkout", "-q", "-b", "drifted")
+    claw.turn("RUN: echo after-drift", argv=argv)
+    told = _prompts(claw.fake)
+    assert "Session Keeper: the workspace changed" in told and "now drifted" in told
+    other = tmp_path / "other"
+    init_repo(other, {"OTHER": "x\n"}, message="other root")
+    _with_plugin(claw, data, workspace=other)
+    asked = len(claw.fake.requests)
+    stopped = claw.turn("RUN: echo in-the-wrong-repo", argv=argv, ok=False)
+    assert len(claw.fake.requests) == asked, "the model was asked despite another repository"
+    assert "before_agent_run hook blocked by sessionkeeper" in stopped["stderr"]
+    assert "Session Keeper stopped this resume" in orjson.dumps(stopped).decode()
