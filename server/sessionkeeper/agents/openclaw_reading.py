@@ -97,10 +97,13 @@ def _fold(translator: OpenClawTranslator, opened: store.Store, window: store.Win
     """Feed the window's events from seq `start`; return the damage found on the way."""
     damage: list[LineDamage] = []
     lines = translator.state["lines"]
-    loads = orjson.loads
-    for seq, text, why in store.events(opened, window.session_id, start):
+    loads, feed, unpacked = orjson.loads, translator.feed, store.unpacked
+    for seq, text, packed, size in store.events(opened, window.session_id, start):
         lines += 1
         obj: Any = None
+        why = ""
+        if text is None:
+            text, why = unpacked(packed, size)
         if text is not None:
             try:
                 obj = loads(text)
@@ -108,7 +111,7 @@ def _fold(translator: OpenClawTranslator, opened: store.Store, window: store.Win
                 why = f"unparsable JSON: {str(exc)[:160]}"
         if obj.__class__ is dict:
             try:
-                translator.feed(seq + 1, obj)
+                feed(seq + 1, obj)
             except Exception as exc:  # noqa: BLE001 - one odd event never stops the window
                 translator.unmappable(seq + 1, str(obj.get("type")), exc)
             continue

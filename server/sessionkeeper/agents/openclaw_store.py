@@ -290,16 +290,14 @@ def count_before(store: Store, session_id: str, seq: int) -> int:
     return int(row[0])
 
 
-def events(store: Store, session_id: str, start: int) -> Iterator[tuple[int, bytes | str | None, str]]:
-    """(seq, event text or None, why not) of a window's events from `start`, in seq order."""
-    for seq, text, packed, size in store.db.execute(_EVENTS, (session_id, start)):
-        if text is not None:
-            yield seq, text, ""
-        else:
-            yield seq, *_unpacked(packed, size)
+def events(store: Store, session_id: str, start: int) -> sqlite3.Cursor:
+    """The rows (seq, event_json, event_zstd, event_utf8_bytes) of a window's events from
+    `start`, in seq order (`unpacked` makes the text of a compressed one)."""
+    return store.db.execute(_EVENTS, (session_id, start))
 
 
-def _unpacked(packed: object, size: object) -> tuple[bytes | None, str]:
+def unpacked(packed: object, size: object) -> tuple[bytes | None, str]:
+    """The text of a compressed event (None and why when its frame or size is wrong)."""
     if not isinstance(packed, bytes) or not isinstance(size, int) or not 0 < size <= MAX_EVENT:
         return None, "compressed event without a valid size"
     import zstandard  # only compressed events need it

@@ -53,7 +53,14 @@ class OpenClawTranslator(Translator):
     def feed(self, number: int, line: dict[str, Any]) -> None:
         """Fold one event."""
         kind = line.get("type")
-        ts = self.note_ts(line.get("timestamp"))
+        ts = line.get("timestamp")
+        st = self.state
+        if ts.__class__ is str and ts:  # note_ts, inline: every event has one
+            if st["first_ts"] is None:
+                st["first_ts"] = ts
+            st["last_ts"] = ts
+        else:
+            ts = st["last_ts"]
         if kind == "message":
             message = line.get("message")
             if not isinstance(message, dict):
@@ -124,23 +131,32 @@ class OpenClawTranslator(Translator):
         self.emit("message", ts, {"role": "user", "text": capped(text, MESSAGE_CAP), "message_id": tag})
 
     def _assistant(self, message: dict[str, Any], ts: str | None, tag: str | None) -> None:
-        self._model(message.get("provider"), message.get("model"), ts)
+        model = message.get("model")
+        if model != self.state["model"]:
+            self._model(message.get("provider"), model, ts)
+        elif model:
+            self.state["model_ts"] = ts
         usage = message.get("usage")
-        if isinstance(usage, dict):
-            self._usage(message, usage, ts)
+        if usage.__class__ is dict:
+            self._usage(model, usage, ts)
         content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                self._call(block, ts, tag)
-        text = content if isinstance(content, str) else _texts(content)
-        if text.strip():
+        texts = []
+        for block in content if content.__class__ is list else ():
+            if block.__class__ is dict:
+                kind = block.get("type")
+                if kind == "text":
+                    if block.get("text").__class__ is str:
+                        texts.append(block["text"])
+                elif kind == "toolCall":
+                    self._call(block, ts, tag)
+        text = content if isinstance(content, str) else "\n".join(texts)
+        if text and not text.isspace():
             self.emit("message", ts, {"role": "assistant", "text": capped(text, MESSAGE_CAP),
                                       "message_id": tag})
 
-    def _usage(self, message: dict[str, Any], usage: dict[str, Any], ts: str | None) -> None:
+    def _usage(self, model: object, usage: dict[str, Any], ts: str | None) -> None:
         cost = usage.get("cost")
-        usd = cost.get("total") if isinstance(cost, dict) else None
-        model = message.get("model")
+        usd = cost.get("total") if cost.__class__ is dict else None
         self.emit("cost", ts, {
             "model": model if isinstance(model, str) and model else "unknown",
             "input_tokens": token_count(usage.get("input")) + token_count(usage.get("cacheRead"))
