@@ -156,6 +156,9 @@ class AgentThreads:
         if subagents:
             notes.append(f"{len(subagents)} sub-agent transcript(s) belong to this thread"
                          + (f"; {doubt} of their tool call(s) never finished" if doubt else ""))
+        agent = (replayed.meta.get("data") or {}).get("agent")
+        said = agent.get("notes") if isinstance(agent, dict) else None  # the agent's lifecycle facts
+        notes += [n for n in said if isinstance(n, str)] if isinstance(said, list) else []
         journal = (replayed.meta.get("data") or {}).get("journal")
         if isinstance(journal, dict) and (journal.get("damaged_lines") or journal.get("torn_tail")):
             notes.append("the hook journal of this session is damaged "

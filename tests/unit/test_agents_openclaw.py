@@ -159,6 +159,9 @@ def test_a_reset_window_names_the_session_that_superseded_it(tmp_path: Path) -> 
     reads = {f.path.name.rpartition("#")[2]: OPENCLAW.read(f) for f in OPENCLAW.discover([tmp_path])}
     old = reads[oc.SESSION].meta
     assert old is not None and old["data"]["agent"]["superseded_by"] == newer
+    assert old["data"]["agent"]["notes"] == [
+        f"OpenClaw has since moved {oc.KEY} on to session {newer} (a reset, /new or a rollover); "
+        "resuming this id continues the earlier transcript"]
     assert (reads[newer].meta or {})["data"]["agent"]["superseded_by"] is None
 
 
@@ -230,3 +233,24 @@ def test_resuming_names_openclaws_agent_and_session_ids() -> None:
 def test_openclaws_id_rule_refuses_what_it_refuses(raw: str) -> None:
     """No fixture: the ids OpenClaw's validateSessionId throws on."""
     assert not valid_session_id(raw)
+
+
+def test_a_check_of_a_superseded_session_says_openclaw_moved_on_and_is_not_drift(
+        tmp_path: Path) -> None:
+    """Fixture: the real run's session in a real repository, then a newer session id under its
+    key (what a daily or idle reset does); the check runs through the CLI."""
+    from tests.conftest import init_repo
+
+    repo = init_repo(tmp_path / "repo", {"README": "x\n"})
+    newer = "c0ffee00-1111-4222-8333-444455556666"
+    db = oc.build(tmp_path / "state", cwd=str(repo), extra_windows=[newer])
+    with oc.connect(db) as con:
+        for row in oc.fixture_rows(newer, cwd=str(repo))[:5]:
+            oc.add(con, row)
+    done = subprocess.run([sys.executable, "-m", "sessionkeeper", "--check-resume", oc.SESSION,
+                           "--workspace", str(repo), "--json", "--agents", "openclaw",
+                           "--openclaw-home", str(tmp_path / "state")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "x")})
+    report = orjson.loads(done.stdout)
+    assert (done.returncode, report["verdict"], report["differences"]) == (0, "ok", [])
+    assert any(f"on to session {newer}" in note for note in report["notes"])

@@ -242,6 +242,7 @@ class OpenClawTranslator(Translator):
             "superseded_by": _superseded(window, st["oc_session"]),
             "archived": bool(window.get("archived")), "resets": list(st["resets"]),
             "transcript_version": st["version"], "parent_session": st["parent_session"]}
+        agent["notes"] = _lifecycle_notes(agent)
         return {
             "seq": 0, "ts": st["first_ts"] or "", "type": "session_meta",
             "schema_version": SCHEMA_VERSION, "thread_id": thread,
@@ -289,6 +290,21 @@ def session_id_of(path: str) -> str | None:
     if "#" in name:
         return split(path)[1] or None
     return name.removesuffix(".jsonl") if name.endswith(".jsonl") else None
+
+
+def _lifecycle_notes(agent: dict[str, Any]) -> list[str]:
+    """What OpenClaw's own lifecycle did to the session (facts, not drift)."""
+    notes = []
+    if agent["superseded_by"]:
+        notes.append(f"OpenClaw has since moved {agent['session_key']} on to session "
+                     f"{agent['superseded_by']} (a reset, /new or a rollover); resuming this id "
+                     "continues the earlier transcript")
+    if agent["resets"]:
+        notes.append(f"the transcript was reset {len(agent['resets'])} time(s) inside this session "
+                     f"(latest {agent['resets'][-1]}): the model sees only what came after")
+    if agent["archived"]:
+        notes.append("OpenClaw archived this session")
+    return notes
 
 
 def _superseded(window: dict[str, Any], session_id: object) -> str | None:
