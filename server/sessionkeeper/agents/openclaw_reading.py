@@ -65,7 +65,8 @@ def read_window(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None) ->
         else damage
     return Read(file, mode, reason, cp, records=translator.records,
                 meta_factory=partial(_meta, agent, file, translator.state), damage=all_damage,
-                lines_parsed=len(translator.records), bytes_read=0)
+                lines_parsed=lines - (checkpoint.lines if mode == "appended" and checkpoint else 0),
+                bytes_read=0)
 
 
 def _same(cp: Checkpoint, file: AgentFile, stamp: store.Stamp) -> bool:
