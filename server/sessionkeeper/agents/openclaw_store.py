@@ -7,12 +7,12 @@ OpenClaw (2026.9) keeps every session of an agent in `agents/<agentId>/agent/ope
 our agent files, named `<db>#<session_id>` (OpenClaw's id rule forbids `#`).
 
 Invariant: nothing under the agent's root is created, written or locked. A store whose `-wal` is
-empty is opened `immutable=1` (no lock, no `-shm`); one with WAL frames is copied (WAL first, then
-the database: a checkpoint in between only moves frames the copy has) into a private temporary
-folder, and the copy is opened. A snapshot is kept open while the store's and its WAL's stats stay
-the same (one open per listing, not per window); when only the WAL changed, only the WAL is
-copied again. A store that changed while it was read gets
-stamps no later stat matches, so the next listing reads it again.
+empty is opened `immutable=1`; one with WAL frames (a running Gateway) `mode=ro` through SQLite's
+`unix-none` VFS in exclusive locking mode, so SQLite reads the WAL into a wal-index on the heap
+and never opens or creates `-shm` nor takes a lock (a plain read-only open writes read marks into
+`-shm`). A snapshot is kept open while the store's and its WAL's stats stay the same (one open
+per listing, not per window). Taking no lock, a read can race a checkpoint: a store that changed
+while it was read gets stamps no later stat matches, so the next listing reads it again.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ import atexit
 import contextlib
 import os
 import re
-import shutil
 import sqlite3
-import tempfile
 import threading
 import unicodedata
 import urllib.parse
@@ -156,7 +154,7 @@ def _stats(path: str) -> tuple[tuple[int, int, int], tuple[int, int]]:
 
 
 _LOCK = threading.RLock()
-_OPEN: dict[str, tuple[tuple[tuple[int, int, int], tuple[int, int]], Store, str | None]] = {}
+_OPEN: dict[str, tuple[tuple[tuple[int, int, int], tuple[int, int]], Store]] = {}
 """The last snapshot of each store, reused while the store and its WAL keep their stats (one
 open per store and listing, not one per window); closed when the store changes, and at exit."""
 
@@ -175,13 +173,10 @@ def snapshot(path: str) -> Iterator[Store]:
         kept = _OPEN.get(path)
         if kept is not None and kept[0] == stats:
             store = kept[1]
-        elif kept is not None and kept[2] is not None and kept[0][0] == stats[0] and stats[1][0]:
-            store = _reopen(path, stats, kept[1], kept[2])  # only the WAL grew: copy it alone
-            _OPEN[path] = (stats, store, kept[2])
         else:
             _forget(path)
-            store, scratch = _open(path, stats)
-            _OPEN[path] = (stats, store, scratch)
+            store = _open(path, stats)
+            _OPEN[path] = (stats, store)
         try:
             yield store
         except sqlite3.DatabaseError as exc:
@@ -190,45 +185,22 @@ def snapshot(path: str) -> Iterator[Store]:
                                      f"(schema {SCHEMA_TESTED} expected): {exc}") from None
 
 
-def _open(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]]) -> tuple[Store, str | None]:
-    scratch = tempfile.mkdtemp(prefix="sk-openclaw-") if stats[1][0] else None
+def _open(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]]) -> Store:
+    quoted = urllib.parse.quote(path)
+    # no WAL frames: the database file is all there is. WAL frames: SQLite reads the WAL into a
+    # wal-index on the heap (exclusive locking mode) through the VFS that takes no lock
+    uri = f"file:{quoted}?mode=ro&vfs=unix-none" if stats[1][0] else f"file:{quoted}?immutable=1"
     db = None
     try:
-        if scratch is None:
-            uri = f"file:{urllib.parse.quote(path)}?immutable=1"
-        else:
-            copy = os.path.join(scratch, STORE_NAME)
-            shutil.copyfile(path + "-wal", copy + "-wal")
-            shutil.copyfile(path, copy)
-            uri = f"file:{urllib.parse.quote(copy)}"
         db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA query_only = 1")
-        return Store(db, path, stats[0][2], *_schema(db, path)), scratch
-    except (OSError, sqlite3.Error, AgentLogUnreadable) as exc:
-        if db is not None:
-            db.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-        if isinstance(exc, AgentLogUnreadable):
-            raise
-        raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
-
-
-def _reopen(path: str, stats: tuple[tuple[int, int, int], tuple[int, int]], kept: Store,
-            scratch: str) -> Store:
-    """The private copy brought up to date with the store's WAL alone (the database file is the
-    one copied: its WAL's frames, old and new, apply on top of the copy as on the original)."""
-    kept.db.close()
-    copy = os.path.join(scratch, STORE_NAME)
-    try:
-        shutil.copyfile(path + "-wal", copy + "-wal")
-        db = sqlite3.connect(f"file:{urllib.parse.quote(copy)}", uri=True, isolation_level=None,
-                             check_same_thread=False)
+        db.execute("PRAGMA locking_mode = EXCLUSIVE")  # before the first read: no -shm is used
         db.execute("PRAGMA query_only = 1")
         return Store(db, path, stats[0][2], *_schema(db, path))
-    except (OSError, sqlite3.Error) as exc:
-        _OPEN.pop(path, None)
-        shutil.rmtree(scratch, ignore_errors=True)
+    except (sqlite3.Error, AgentLogUnreadable) as exc:
+        if db is not None:
+            db.close()
+        if isinstance(exc, AgentLogUnreadable):
+            raise
         raise AgentLogUnreadable(f"{path}: cannot open the OpenClaw store: {exc}") from None
 
 
@@ -236,13 +208,11 @@ def _forget(path: str) -> None:
     kept = _OPEN.pop(path, None)
     if kept is not None:
         kept[1].db.close()
-        if kept[2] is not None:
-            shutil.rmtree(kept[2], ignore_errors=True)
 
 
 @atexit.register
 def close_all() -> None:
-    """Close every kept snapshot and remove its private copy."""
+    """Close every kept snapshot."""
     with _LOCK:
         for path in list(_OPEN):
             _forget(path)
