@@ -25,6 +25,15 @@ from tests.unit._agents import tree_digest
 OPENCLAW = agents.get("openclaw")
 
 
+def _import(root: Path):  # type: ignore[no-untyped-def]
+    """An import of the state dir at `root` into a fresh index; `root` must be unchanged after."""
+    before = tree_digest(root)
+    counts = import_agents(MemoryIndex(), AgentSources(agents=("openclaw",),
+                                                       roots={"openclaw": (str(root),)}))
+    assert tree_digest(root) == before
+    return counts
+
+
 def _only(root: Path):  # type: ignore[no-untyped-def]
     [file] = list(OPENCLAW.discover([root]))
     return file
@@ -141,8 +150,7 @@ def test_a_session_id_failing_openclaws_rule_is_a_clear_error_and_the_others_are
                     "VALUES ('-bad/../x', ?, 1, 1)", (oc.KEY,))
         for row in oc.fixture_rows("-bad/../x")[:3]:
             oc.add(con, row)
-    index = MemoryIndex()
-    counts = import_agents(index, AgentSources(agents=("openclaw",), roots={"openclaw": (str(tmp_path),)}))
+    counts = _import(tmp_path)
     assert counts.threads == 1 and counts.unreadable == 1
     [problem] = counts.problems.values()
     assert isinstance(problem, AgentLogUnreadable) and "fails OpenClaw's own id rule" in str(problem)
@@ -172,8 +180,7 @@ def test_a_corrupt_store_is_unreadable_and_another_agents_store_is_still_listed(
     data = bytearray(bad.read_bytes())
     data[4096:len(data) - 4096] = b"\xff" * (len(data) - 8192)
     bad.write_bytes(bytes(data))
-    counts = import_agents(MemoryIndex(), AgentSources(agents=("openclaw",),
-                                                       roots={"openclaw": (str(tmp_path),)}))
+    counts = _import(tmp_path)
     assert counts.threads == 1 and counts.unreadable == 1
     assert str(bad) in next(iter(counts.problems))
 
@@ -215,6 +222,7 @@ def test_a_legacy_jsonl_transcript_with_a_torn_tail_is_read_up_to_it(tmp_path: P
     sessions.mkdir(parents=True)
     lines = [row["event"] for row in oc.events()]
     (sessions / f"{oc.SESSION}.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])
+    assert _import(tmp_path).threads == 1
     read = OPENCLAW.read(_only(tmp_path))
     assert read.summary.thread_id == oc.SESSION and read.summary.torn_tail
     assert read.tail is not None and read.tail.line == len(lines)
