@@ -28,6 +28,7 @@ test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e
 	bash tests/e2e/agents/install.sh codex >/dev/null  # the real agents (pinned, from npm, cached)
 	bash tests/e2e/agents/install.sh claude >/dev/null
 	bash tests/e2e/agents/install.sh hermes >/dev/null  # Hermes Agent (pinned, from PyPI, own venv)
+	bash tests/e2e/agents/install.sh openclaw >/dev/null  # with npm's node@24 (its engines need >= 24.16)
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
@@ -48,6 +49,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_agents.py
 	$(PY) tests/benchmarks/bench_agent_index.py
 	$(PY) tests/benchmarks/bench_hermes.py
+	$(PY) tests/benchmarks/bench_openclaw.py --turns 10
 	$(PY) tests/benchmarks/bench_hooks.py
 	$(PY) tests/benchmarks/bench_agent_hooks.py
 	$(PY) tests/benchmarks/bench_postgres.py  # starts its own server (tests/pg_server.py)

@@ -163,6 +163,9 @@ class AgentThreads:
 
         _, file, _ = self._main(thread_id)
         notes += agents.get(file.agent).check_notes(replayed.meta)
+        agent = (replayed.meta.get("data") or {}).get("agent")
+        said = agent.get("notes") if isinstance(agent, dict) else None  # the agent's lifecycle facts
+        notes += [n for n in said if isinstance(n, str)] if isinstance(said, list) else []
         journal = (replayed.meta.get("data") or {}).get("journal")
         if isinstance(journal, dict) and (journal.get("damaged_lines") or journal.get("torn_tail")):
             notes.append("the hook journal of this session is damaged "
@@ -231,7 +234,8 @@ def agent_thread_id(raw: str) -> str:
 def _raise_if_its_file_is_unreadable(thread_id: str,
                                      problems: Mapping[str, AgentLogUnreadable]) -> None:
     """Raise the AgentLogUnreadable of a file named after the thread: each agent names a session's
-    file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`)."""
+    file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`, an OpenClaw window
+    `<store>#<id>`); failing that, the error of a whole store that could not be listed."""
     from .agents.base import canonical_uuid
 
     wanted = canonical_uuid(thread_id)
@@ -240,6 +244,10 @@ def _raise_if_its_file_is_unreadable(thread_id: str,
     for path, error in problems.items():
         if os.path.basename(path).removesuffix(".zst").removesuffix(".jsonl").endswith(wanted):
             raise AgentLogUnreadable(str(error))
+    for path, error in problems.items():  # a store none of whose sessions could be listed (OpenClaw)
+        if path.endswith("#"):
+            raise AgentLogUnreadable(f"no thread {thread_id} among the sessions read, and a "
+                                     f"session store could not be read: {error}")
 
 
 def _file_of(file: FileCheckpoint) -> AgentFile:
@@ -261,6 +269,41 @@ def _redacted(log: Rollout) -> Rollout:
     return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
 
 
+FIRST_SEEN_SOURCE = ("the workspace's branch and HEAD when Session Keeper first imported the "
+                     "session (the agent's log records no git state)")
+
+
+def _records_git(agent: str) -> bool:
+    from . import agents
+
+    try:
+        return agents.get(agent).records_git
+    except KeyError:
+        return True
+
+
+def _first_seen_baseline(replayed: Replayed, identity: dict[str, Any], worktree: Any,
+                         state: dict[str, Any]) -> Replayed:
+    """The baseline of a log without git: the repository at its cwd when the index first read it."""
+    cwd = replayed.meta.get("cwd")
+    if not identity.get("root_commits") or not isinstance(cwd, str) or not cwd \
+            or os.path.realpath(str(identity.get("cwd"))) != os.path.realpath(cwd):
+        return replayed
+    state["baseline"] = {"repo_root": identity.get("repo_root") or cwd,
+                         "worktree": identity.get("worktree") or cwd,
+                         "identity": {"root_commits": list(identity["root_commits"]),
+                                      "remote_url": identity.get("remote_url")},
+                         "branch": identity.get("branch"), "head": identity.get("head")}
+    worktree.restore(state)
+    data = dict(replayed.meta.get("data") or {})
+    facts = dict(data.get("facts") or {})
+    facts["git"] = {"source": FIRST_SEEN_SOURCE, "as_of": identity.get("as_of"), "origin": "index",
+                    "exact": False}
+    data["facts"] = facts
+    replayed.meta = {**replayed.meta, "data": data}
+    return replayed
+
+
 def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Replayed:
     """The recorded baseline with the repository identity the index remembered for its cwd.
 
@@ -278,6 +321,8 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     worktree = replayed.state.get(Worktree)
     state = worktree.snapshot()
     baseline = state.get("baseline")
+    if baseline is None and not _records_git(agent):
+        return _first_seen_baseline(replayed, identity, worktree, state)
     if not isinstance(baseline, dict):
         return replayed
     # where the baseline was taken (Codex: where the thread was created; its cwd may be later)

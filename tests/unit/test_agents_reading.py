@@ -295,7 +295,7 @@ def test_reading_an_agent_log_imports_neither_pydantic_nor_zstandard() -> None:
 
 def test_registry_knows_every_agent_by_name() -> None:
     """No fixture: one module per agent, found by name (the others are added beside these)."""
-    assert {"claude", "codex", "hermes"} <= set(agents.names())
+    assert {"claude", "codex", "hermes", "openclaw"} <= set(agents.names())
     assert [agents.get(n).name for n in agents.names()] == agents.names()
     assert files("codex", AGENT_FIXTURES / "claude/intact") == []
 

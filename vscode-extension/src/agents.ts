@@ -19,6 +19,7 @@ const KNOWN: Record<string, AgentInfo> = {
   codex: { id: 'codex', name: 'Codex', icon: 'agent-codex.svg', codicon: 'terminal' },
   claude: { id: 'claude', name: 'Claude Code', icon: 'agent-claude.svg', codicon: 'sparkle' },
   hermes: { id: 'hermes', name: 'Hermes Agent', icon: 'agent-hermes.svg', codicon: 'comment-discussion' },
+  openclaw: { id: 'openclaw', name: 'OpenClaw', icon: 'agent-openclaw.svg', codicon: 'layers' },
 };
 
 /** Name and icons of an agent id (null / empty: Session Keeper's own threads). */

@@ -24,15 +24,17 @@ export interface Settings {
   claudeHome: string;
   /** Hermes Agent's home to read; empty: $HERMES_HOME, else ~/.hermes. */
   hermesHome: string;
+  /** OpenClaw's state dir to read; empty: $OPENCLAW_STATE_DIR, else ~/.openclaw. */
+  openclawHome: string;
   /** A shared index (postgresql://user@host/db) to share sessions across machines; empty: the server's $SESSIONKEEPER_INDEX, else none. */
   index: string;
 }
 
 /** Settings whose change requires a server restart. */
-export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'hermesHome', 'index'] as const;
+export const RESTART_KEYS = ['pythonPath', 'serverCommand', 'storePath', 'durability', 'redaction', 'agents', 'codexHome', 'claudeHome', 'hermesHome', 'openclawHome', 'index'] as const;
 
 /** The agents read when the setting is missing or not a list. */
-export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude', 'hermes'];
+export const DEFAULT_AGENTS: readonly string[] = ['codex', 'claude', 'hermes', 'openclaw'];
 
 /** The part of vscode.WorkspaceConfiguration used here. */
 export interface ConfigGetter {
@@ -62,6 +64,7 @@ export function readSettings(cfg: ConfigGetter): Settings {
     codexHome: str('codexHome'),
     claudeHome: str('claudeHome'),
     hermesHome: str('hermesHome'),
+    openclawHome: str('openclawHome'),
     index: str('index').trim(),
   };
 }
@@ -83,6 +86,7 @@ export interface AgentOptions {
   codexHome?: string;
   claudeHome?: string;
   hermesHome?: string;
+  openclawHome?: string;
 }
 
 /** `agents` always (an empty list turns every agent off); a home only when set, with paths expanded. */
@@ -92,6 +96,7 @@ export function agentOptions(s: Settings, ctx: LaunchContext = {}): AgentOptions
     ...(s.codexHome ? { codexHome: expandPath(s.codexHome, ctx) } : {}),
     ...(s.claudeHome ? { claudeHome: expandPath(s.claudeHome, ctx) } : {}),
     ...(s.hermesHome ? { hermesHome: expandPath(s.hermesHome, ctx) } : {}),
+    ...(s.openclawHome ? { openclawHome: expandPath(s.openclawHome, ctx) } : {}),
   };
 }
 

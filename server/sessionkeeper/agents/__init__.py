@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _READS = frozenset({"Checkpoint", "LineDamage", "LineTail", "Read", "SessionSummary"})
 """Re-exported from `reads.py` on first use (a listing creates none of these classes)."""
 
-AGENT_MODULES = ("codex", "claude", "hermes")
+AGENT_MODULES = ("codex", "claude", "hermes", "openclaw")
 """The modules of this package that register an agent (a test keeps it complete)."""
 _LOADED: list[bool] = []
 

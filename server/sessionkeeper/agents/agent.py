@@ -27,6 +27,9 @@ class Agent(ABC):
     """One agent format: where its files are, how a line maps to our records, how it resumes."""
 
     name: ClassVar[str]
+    records_git: ClassVar[bool] = True
+    """False for an agent whose log names no branch or commit: its baseline is then the
+    workspace as Session Keeper first imported the session (the index's identity)."""
 
     @abstractmethod
     def default_roots(self, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -70,7 +73,9 @@ class Agent(ABC):
 
     def command_for(self, kind: str, thread_id: str, file: AgentFile) -> list[str] | None:
         """The agent's command to "continue" or "fork" the thread whose main file is `file`."""
-        return self.resume_command(thread_id) if kind == "continue" else self.fork_command(thread_id)
+        if kind == "continue":
+            return self.resume_command_of(thread_id, str(file.path))
+        return self.fork_command(thread_id)
 
     def thread_id_of(self, raw: str) -> str | None:
         """Our thread id of an id of the agent's own that is not ours (None: `raw` is not one)."""
@@ -79,6 +84,11 @@ class Agent(ABC):
     def check_notes(self, meta: Mapping[str, Any], *, now: float | None = None) -> list[str]:
         """Lines the agent adds to a check report of a thread whose meta is `meta` (`now`: epoch s)."""
         return []
+
+    def resume_command_of(self, thread_id: str, path: str) -> list[str]:
+        """resume_command() for the thread read from `path` (an agent whose command needs more
+        than the thread id, such as OpenClaw's agent and session ids, takes them from there)."""
+        return self.resume_command(thread_id)
 
     def read(self, file: AgentFile, checkpoint: Checkpoint | None = None, *,
              max_line: int = MAX_LINE) -> Read:

@@ -305,7 +305,8 @@ def _identity(cwd: str) -> dict[str, Any] | None:
         return None
     return {"cwd": cwd, "repo_root": found.repo_root, "worktree": found.worktree,
             "root_commits": list(found.identity.root_commits),
-            "remote_url": found.identity.remote_url, "as_of": _now()}
+            "remote_url": found.identity.remote_url, "branch": found.branch, "head": found.head,
+            "as_of": _now()}
 
 
 def _now() -> str:
@@ -335,7 +336,9 @@ def session_row(read: Read, *, identity: Mapping[str, Any] | None = None,
                or None, "tests": None, "cost_usd": s.usd, "model": s.model,
                "identity": dict(identity) if identity else None,
                "agent": {k: v for k, v in s.to_json().items() if k not in _NOT_AGENT}}
-    shown = redact_value({"cwd": realpath(s.cwd) if s.cwd else None, "branch": s.branch,
+    branch = s.branch if s.branch is not None or get(file.agent).records_git \
+        else (identity or {}).get("branch")  # no git in the log: the branch first imported
+    shown = redact_value({"cwd": realpath(s.cwd) if s.cwd else None, "branch": branch,
                           "title": s.title, "summary": summary})
     return SessionRow(
         session_id=s.session_id, thread_id=s.thread_id, path=str(file.path), agent=file.agent,

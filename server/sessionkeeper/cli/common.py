@@ -101,7 +101,8 @@ def sources(args: argparse.Namespace) -> AgentSources | None:
     roots = {name: tuple(r for r in value.split(",") if r) for name, value in
              (("codex", getattr(args, "codex_home", None)),
               ("claude", getattr(args, "claude_home", None)),
-              ("hermes", getattr(args, "hermes_home", None))) if value}
+              ("hermes", getattr(args, "hermes_home", None)),
+              ("openclaw", getattr(args, "openclaw_home", None))) if value}
     return AgentSources(agents=wanted, roots=roots)
 
 
@@ -141,7 +142,7 @@ def _agent_options(*, top: bool) -> argparse.ArgumentParser:
     """--agents, --codex-home, --claude-home: which agents' own logs are read, from where."""
     options = Parser(add_help=False)
     unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
-    options.add_argument("--agents", metavar="none|codex,claude,hermes", **unset,
+    options.add_argument("--agents", metavar="none|codex,claude,hermes,openclaw", **unset,
                          help="agents whose own session logs are listed (default: all)")
     options.add_argument("--codex-home", metavar="DIR", **unset,
                          help="Codex's home to read (default: $CODEX_HOME, else ~/.codex)")
@@ -150,6 +151,9 @@ def _agent_options(*, top: bool) -> argparse.ArgumentParser:
                               "else ~/.claude)")
     options.add_argument("--hermes-home", metavar="DIR", **unset,
                          help="Hermes Agent's home to read (default: $HERMES_HOME, else ~/.hermes)")
+    options.add_argument("--openclaw-home", metavar="DIR", **unset,
+                         help="OpenClaw's state dir to read (default: $OPENCLAW_STATE_DIR, "
+                              "else ~/.openclaw)")
     return options
 
 

@@ -122,7 +122,8 @@ class KeeperHost:
             return None
         roots = {name: (value,) for name, value in (("codex", self.options.codexHome),
                                                     ("claude", self.options.claudeHome),
-                                                    ("hermes", self.options.hermesHome)) if value}
+                                                    ("hermes", self.options.hermesHome),
+                                                    ("openclaw", self.options.openclawHome)) if value}
         try:
             return AgentSources(agents=tuple(given) if given is not None else None, roots=roots)
         except InvalidId as exc:

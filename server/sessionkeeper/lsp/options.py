@@ -51,6 +51,8 @@ class ServerOptions:
     index: str | None = None
     """A shared index, postgresql://user@host/db, to share sessions across machines (default:
     $SESSIONKEEPER_INDEX; "local": none). Prefer ~/.pgpass over a password in the URL."""
+    openclawHome: str | None = None  # noqa: N815
+    """OpenClaw's state dir to read (default: $OPENCLAW_STATE_DIR, else ~/.openclaw)."""
 
 
 def parse_options(raw: object) -> tuple[ServerOptions, list[str]]:

@@ -6,7 +6,8 @@ scripted by the conversation itself, so a test steers it through its prompt:
   shell call running it (a turn of n tool calls, for the hooks' benchmark);
 - the newest turn holds a tool result → a final text `DONE: <last line of that result>`;
 - the newest user text has a line `RUN: <command>` and a shell tool is offered (Claude Code's
-  `Bash`, Codex's `exec_command`/`shell`, Hermes Agent's `terminal`) → one shell call
+  `Bash`, Codex's `exec_command`/`shell`, Hermes Agent's `terminal`, OpenClaw's `exec`) → one
+  shell call
   (its id is remembered in `calls`, so a test can find it in the agent's log);
 - anything else (titles, summaries, probes) → the text `OK`.
 Every request is kept in `requests` (method, path, JSON body). Runnable by hand too:
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_RUN = re.compile(r"^RUN: (.+)$", re.M)
+_RUN = re.compile(r"^(?:\[[^\]\n]*\] )?RUN: (.+)$", re.M)  # OpenClaw prefixes "[<time>] "
 _RUNS = re.compile(r"^RUNS: (\d+) (.+)$", re.M)
 Event = tuple[str, dict[str, Any]]
 
@@ -108,12 +109,21 @@ class FakeModel:
             block, stop = {"type": "text", "text": "DONE: " + _last_line(text)}, "end_turn"
         else:
             runs = _RUN.findall(_texts(content)) if content is not None else []
+            for earlier in reversed(turns[:-1]) if not runs and content is not None else ():
+                if earlier.get("role") != "user":  # OpenClaw adds a context turn after the prompt
+                    break
+                runs = _RUN.findall(_texts(earlier.get("content")))
+                if runs:
+                    break
             if runs and "Bash" in tools:
                 block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "Bash",
                                "input": {"command": runs[-1].strip(), "description": "scripted"}}, "tool_use"
             elif runs and "terminal" in tools:  # Hermes Agent's shell tool
                 block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "terminal",
                                "input": {"command": runs[-1].strip()}}, "tool_use"
+            elif runs and "exec" in tools:  # OpenClaw's shell tool
+                block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "exec",
+                               "input": {"command": runs[-1].strip(), "title": "scripted"}}, "tool_use"
             else:
                 block, stop = {"type": "text", "text": "OK"}, "end_turn"
         usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 5,

@@ -25,6 +25,8 @@ test('each agent has its own icon and name; an unknown agent still shows', () =>
   assert.deepEqual(threadRow(thread({ agent: 'codex' }), NOW).icon, { media: 'agent-codex.svg' });
   assert.deepEqual(threadRow(thread({ agent: 'claude' }), NOW).icon, { media: 'agent-claude.svg' });
   assert.deepEqual(threadRow(thread({ agent: 'hermes' }), NOW).icon, { media: 'agent-hermes.svg' });
+  assert.deepEqual(threadRow(thread({ agent: 'openclaw' }), NOW).icon, { media: 'agent-openclaw.svg' });
+  assert.match(threadTooltip(thread({ agent: 'openclaw' }), NOW), /— OpenClaw/);
   assert.deepEqual(threadRow(thread({ agent: 'gemini' }), NOW).icon, { media: 'agent-other.svg' });
   assert.match(threadTooltip(thread({ agent: 'claude', model: 'opus' }), NOW), /^\*\*Fix payment rounding\*\* — Claude Code · opus/);
   assert.match(threadTooltip(thread({ agent: 'gemini' }), NOW), /— Gemini/);

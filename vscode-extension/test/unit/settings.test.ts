@@ -7,7 +7,7 @@ const cfg = (o: Record<string, unknown>): ConfigGetter => ({ get: <T>(k: string)
 test('defaults: python3 -m sessionkeeper serve, written durability, redaction on, no auto-resume', () => {
   const s = readSettings(cfg({}));
   assert.deepEqual(s, { pythonPath: '', serverCommand: [], storePath: '', durability: 'written', autoResume: false, redaction: true, installSpec: 'sessionkeeper',
-    agents: ['codex', 'claude', 'hermes'], codexHome: '', claudeHome: '', hermesHome: '', index: '' });
+    agents: ['codex', 'claude', 'hermes', 'openclaw'], codexHome: '', claudeHome: '', hermesHome: '', openclawHome: '', index: '' });
   const l = resolveLaunch(s);
   assert.equal(l.command, 'python3');
   assert.deepEqual(l.args, ['-m', 'sessionkeeper', 'serve']);
@@ -43,7 +43,7 @@ test('only server-relevant settings trigger a restart', () => {
 });
 
 test('the agent settings become the typed initializationOptions agents / codexHome / claudeHome', () => {
-  assert.deepEqual(agentOptions(readSettings(cfg({}))), { agents: ['codex', 'claude', 'hermes'] });
+  assert.deepEqual(agentOptions(readSettings(cfg({}))), { agents: ['codex', 'claude', 'hermes', 'openclaw'] });
   const s = readSettings(cfg({ agents: [' Codex ', 'codex', 7, ''], codexHome: '~/alt-codex', claudeHome: '${workspaceFolder}/.claude-cfg', hermesHome: '~/.hermes-alt' }));
   assert.deepEqual(agentOptions(s, { workspaceFolder: '/ws', userHome: '/home/u' }),
     { agents: ['codex'], codexHome: '/home/u/alt-codex', claudeHome: '/ws/.claude-cfg', hermesHome: '/home/u/.hermes-alt' });
@@ -51,12 +51,12 @@ test('the agent settings become the typed initializationOptions agents / codexHo
 
 test('an empty agent list turns every agent off; a value that is not a list reads both', () => {
   assert.deepEqual(agentOptions(readSettings(cfg({ agents: [] }))), { agents: [] });
-  assert.deepEqual(readSettings(cfg({ agents: 'codex' })).agents, ['codex', 'claude', 'hermes']);
+  assert.deepEqual(readSettings(cfg({ agents: 'codex' })).agents, ['codex', 'claude', 'hermes', 'openclaw']);
   assert.deepEqual(readSettings(cfg({ agents: ['gemini'] })).agents, ['gemini']); // the server names what it does not know
 });
 
 test('a change of the agents or their homes restarts the server (the server reads them at start)', () => {
-  for (const k of ['agents', 'codexHome', 'claudeHome', 'hermesHome']) assert.equal(needsRestart((x) => x === `sessionKeeper.${k}`), true, k);
+  for (const k of ['agents', 'codexHome', 'claudeHome', 'hermesHome', 'openclawHome']) assert.equal(needsRestart((x) => x === `sessionKeeper.${k}`), true, k);
 });
 
 test('the shared index setting becomes initializationOptions.index only when set, and restarts the server', () => {
