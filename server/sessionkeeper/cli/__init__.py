@@ -24,7 +24,7 @@ from types import ModuleType
 
 from ..errors import SessionKeeperError
 
-MODULES = ("serve", "store_commands", "content", "agents", "hooks")
+MODULES = ("serve", "store_commands", "content", "agents", "hooks", "mcp")
 """The modules that add subcommands, in the order `--help` lists them."""
 COMMANDS = {
     "serve": "serve",
@@ -33,6 +33,7 @@ COMMANDS = {
     **dict.fromkeys(("diff", "rewind", "trailer", "git-hook", "gc"), "content"),
     "resume": "agents",
     **dict.fromkeys(("hook", "hooks"), "hooks"),
+    "mcp": "mcp",
 }
 """Each subcommand and the module that adds it."""
 

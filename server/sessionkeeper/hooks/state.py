@@ -3,6 +3,8 @@
     hooks/gates/<agent>-<session id>.json   a resume Claude could not be stopped at: the reason,
                                             until a prompt acknowledges it or the gate is lifted
     hooks/runs/<agent>.json                 the last hook call of the agent, and the last failure
+    hooks/turns/<agent>-<session id>.json   when the session's latest prompt was submitted (the
+                                            start of its current turn, for `drift_since`)
 
 Invariants: every file is written whole (a temp file, then a rename) with mode 0600 in 0700
 directories, so a reader sees the old or the new content, never a mix; a damaged or unreadable
@@ -112,6 +114,22 @@ def note_run(store_root: Path, agent: str, *, event: str, outcome: str, session_
 def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
     """What `note_run` kept for an agent: {"last", "last_failure", "calls"} (empty if none)."""
     return _read(hooks_dir(store_root) / "runs" / f"{agent}.json") or {}
+
+
+def _turn_path(store_root: Path, agent: str, session_id: str) -> Path:
+    return hooks_dir(store_root) / "turns" / f"{agent}-{session_id}.json"
+
+
+def note_turn(store_root: Path, agent: str, session_id: str) -> None:
+    """Remember that a prompt of the session was submitted now: its current turn starts here."""
+    with contextlib.suppress(OSError, SessionKeeperError):  # bookkeeping never fails a hook
+        write_json(store_root, _turn_path(store_root, agent, session_id), {"at": utc_now_iso()})
+
+
+def turn_of(store_root: Path, agent: str, session_id: str) -> str | None:
+    """When the session's latest prompt was submitted (a UTC timestamp), or None."""
+    at = (_read(_turn_path(store_root, agent, session_id)) or {}).get("at")
+    return at if isinstance(at, str) else None
 
 
 PASS_MAX_AGE_S = 24 * 3600
