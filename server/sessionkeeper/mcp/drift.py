@@ -208,6 +208,10 @@ def _path(difference: Difference) -> str:
     return str(recorded.get("path") if isinstance(recorded, dict) else recorded)
 
 
+_WHO = {"agent": "you (the agent)", "user": "the user", "external": "someone outside the session",
+        "rewind": "a rewind"}
+
+
 def _file_line(entry: dict[str, Any]) -> str:
-    who = ", ".join(entry["by"]) or "unknown"
+    who = ", ".join(_WHO.get(b, b) for b in entry["by"]) or "nobody the session saw"
     return f"file {entry['path']}: changed by {who}; on disk: {entry['disk']}"

@@ -71,23 +71,23 @@ def _matches(offered: str, wanted: str) -> bool:
 def _deferred(body: dict[str, Any], wanted: str) -> str | None:
     """The full name of an MCP tool Claude Code lists only as deferred (loaded by ToolSearch)."""
     pattern = re.compile(r"(?<![A-Za-z0-9_])mcp__[A-Za-z0-9_-]+?__" + re.escape(wanted) + r"(?![A-Za-z0-9_])")
-    for text in _strings(body):
+    for text in strings(body):
         found = pattern.search(text)
         if found:
             return found.group(0)
     return None
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings(value: Any) -> Iterator[str]:
     """Every string inside a JSON value."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings(item)
 
 
 class FakeModel:
