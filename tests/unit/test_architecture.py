@@ -1,6 +1,6 @@
 """The layering holds: no import cycle (function-level imports included), and no layer reaches up.
 
-Layers, top to bottom: surfaces (cli, lsp) → adapters that drive a Keeper (integrations: as a
+Layers, top to bottom: surfaces (cli and the agents' MCP server mcp, lsp) → adapters that drive a Keeper (integrations: as a
 framework's storage backend; hooks: inside the agents' own hooks) → api (with the Keeper's parts
 starting, reading, resuming), demo, render → session (with its operations) → recovery → store →
 the vocabulary (events, schema, validate, ids, errors, clock, constraints, redact). Agents' log
@@ -13,7 +13,7 @@ import grimp
 import pytest
 
 LAYERS = [
-    "cli",
+    "cli | mcp",
     "lsp",
     "integrations | hooks",
     "api | starting | reading | resuming | demo | render",

@@ -3,15 +3,23 @@
 Every read goes through the Keeper of the session (`Keeper.journal_keeper(agent)` for a hook
 journal, the store's Keeper for a native thread) and its `replay`: the newest snapshot and the tail
 after it — so whatever that replay folds (a journal's spooled hook records too) is seen. A full
-read (every record) is needed only for what lies before that snapshot; it is kept while the
-replay ends at the same seq in the same files, so asking again in the same turn costs only the
-replay. The state at a seq is the replay of the records up to it (`cut`), folded by the same
-subsystems; the workspace is captured afresh for every call (`workspace`).
+read (every record) is needed only for what lies before that snapshot. The state at a seq is the
+replay of the records up to it (`cut_at`), folded by the same subsystems; the workspace is
+captured afresh for every call (`workspace`).
+
+Kept between calls (a model asks several times in a turn): the replay, the full read and the
+states at a seq, while `files_key` is unchanged — the stat (size, mtime, inode) of every file in
+the folders of the session's rollouts (as the index names them) and of every file the session's
+store holds outside its rollout, blob and lock folders (its index and its WAL, anything a writer
+keeps beside the rollouts). The key is taken before the replay: a write during it makes the next
+call read again. Invariant: a kept read is only ever returned under the key it was read under.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolInputInvalid
@@ -30,23 +38,32 @@ class Reader:
 
     def __init__(self, keeper: Keeper) -> None:
         self.keeper = keeper
-        self._full: tuple[tuple[Any, ...], Replayed] | None = None
+        self._kept: dict[Any, Replayed] = {}  # (files key, what) -> a read under that key
+        self._key: tuple[Any, ...] | None = None
 
     def keeper_of(self, target: Target) -> Keeper:
         """The Keeper holding the session: its agent's journal store, or the store itself."""
         return self.keeper.journal_keeper(target.agent) if target.journal else self.keeper
 
     def replayed(self, target: Target) -> Replayed:
-        """The session's state now: its newest snapshot and the tail after it, folded."""
-        return self.keeper_of(target).replay(target.thread_id)
+        """The session's state now: its newest snapshot and the tail after it, folded (the read
+        kept from an earlier call while the session's files are unchanged)."""
+        self._key = files_key(self.keeper_of(target), target)
+        return self._read(target, "now", lambda: self.keeper_of(target).replay(target.thread_id))
+
+    def _read(self, target: Target, what: object, read: Callable[[], Replayed]) -> Replayed:
+        if self._key is None:
+            return read()
+        key = (self._key, what)
+        if key not in self._kept:
+            self._kept = {k: v for k, v in self._kept.items() if k[0] == self._key}
+            self._kept[key] = read()
+        return self._kept[key]
 
     def full(self, target: Target, now: Replayed) -> Replayed:
-        """The session with every record read (kept while `now` ends at the same seq)."""
-        key = (target.agent, target.thread_id, now.restored_to_seq,
-               tuple((str(r.path), r.size) for r in now.rollouts))
-        if self._full is None or self._full[0] != key:
-            self._full = (key, self.keeper_of(target).replay(target.thread_id, full=True))
-        return self._full[1]
+        """The session with every record read."""
+        return self._read(target, "full", lambda: self.keeper_of(target).replay(
+            target.thread_id, full=True))
 
     def rollouts_from(self, target: Target, now: Replayed, seq: int) -> list[Rollout]:
         """Rollouts holding every record after `seq` (and what folds them: a snapshot at or
@@ -75,9 +92,22 @@ class Reader:
         from ..recovery.replay import replay
 
         check_seq(now, seq)
-        rollouts = self.rollouts_from(target, now, seq)
-        cut = [cut_at(r, seq) for r in rollouts if r.meta is not None and int(r.meta["seq"]) <= seq]
-        return replay(cut, agent=now.agent)
+
+        def fold() -> Replayed:
+            rollouts = self.rollouts_from(target, now, seq)
+            return replay([cut_at(r, seq) for r in rollouts
+                           if r.meta is not None and int(r.meta["seq"]) <= seq], agent=now.agent)
+        return self._read(target, ("at", seq), fold)
+
+    def files_workspace(self, now: Replayed) -> Workspace:
+        """The session's workspace for comparing files only (no git look-up)."""
+        from ..recovery.baseline import file_hash
+        from ..recovery.findings import Workspace
+
+        cwd = os.path.abspath(str(now.meta.get("cwd") or "."))
+        exists = os.path.isdir(cwd)
+        return Workspace(root=cwd, exists=exists, baseline=None, requested={},
+                         file_hash=lambda rel: file_hash(cwd, rel) if exists else None)
 
     def workspace(self, now: Replayed) -> Workspace:
         """The session's workspace as it is now (git and files), to compare states with."""
@@ -93,9 +123,45 @@ class Reader:
         return current_workspace(cwd, recorded=recorded, recorded_cwd=worktree.state.get("cwd"))
 
 
-def first_seq(now: Replayed) -> int:
-    """The seq of the session's first record (its first session_meta)."""
-    return int(now.rollouts[0].meta["seq"]) if now.rollouts and now.rollouts[0].meta else 0
+_NOT_KEYED = frozenset({"sessions", "archived_sessions", "blobs", "locks"})
+
+
+def files_key(keeper: Keeper, target: Target) -> tuple[Any, ...] | None:
+    """The stat of every file a replay of the session depends on (None: cannot tell, read anew)."""
+    from ..errors import SessionKeeperError
+
+    root = str(keeper.store.layout.root)
+    try:
+        rows = keeper.thread_sessions(target.thread_id)
+    except (SessionKeeperError, OSError):
+        return None
+    folders = {os.path.dirname(os.path.join(root, row.path)) for row in rows}
+    beside = [os.path.join(root, name) for name in _names(root) if name not in _NOT_KEYED]
+    stats: list[tuple[Any, ...]] = [(row.session_id, row.path) for row in rows]
+    for place in sorted(folders) + sorted(beside):
+        stats += _stats(place, depth=2)
+    return tuple(stats)
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _stats(path: str, *, depth: int) -> list[tuple[Any, ...]]:
+    """(path, size, mtime_ns, inode) of `path`, or of the files under it (to `depth` folders);
+    SQLite's -shm files aside (every reader of a WAL database updates them)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return [(path, None)]
+    if not os.path.isdir(path):
+        return [] if path.endswith("-shm") else [(path, info.st_size, info.st_mtime_ns, info.st_ino)]
+    if depth == 0:
+        return [(path, info.st_mtime_ns)]
+    return [s for name in _names(path) for s in _stats(os.path.join(path, name), depth=depth - 1)]
 
 
 def check_seq(now: Replayed, seq: int) -> None:

@@ -166,7 +166,7 @@ class Tools:
         versions = history.files.get(rel, [])
         one = FileHistory()
         one.files = {rel: versions} if versions else {}
-        changed = one.disk_differences(self.reader.workspace(now)) if versions else []
+        changed = one.disk_differences(self.reader.files_workspace(now)) if versions else []
         rows = [{"seq": v.get("seq"), "author": v.get("author", "agent"),
                  "change": v.get("change"), "hash": shape.sha(v.get("hash")),
                  "content": "kept" if v.get("hash") and not v.get("content")
