@@ -220,8 +220,9 @@ class AgentConfigInvalid(SessionKeeperError):
 
 
 class ToolInputInvalid(InvalidEvent):
-    """A tool call's arguments name nothing the session has (a seq beyond it, a path outside the
-    workspace, an unknown session); nothing was read beyond the check, nothing was changed."""
+    """A tool call's arguments name nothing the session has (a seq beyond it, a path outside it).
+
+    Nothing was read beyond the check, nothing was changed."""
 
     name = "tool_input_invalid"
 

@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tests.benchmarks._bench import compile_server, loadavg, median, ms, print_table, row, spread
+from _bench import compile_server, loadavg, median, ms, print_table, row, spread  # noqa: E402
 
 SID = "7d3c1b2a-4e5f-4a6b-9c8d-1e2f3a4b5c6e"
 TARGET_S = 0.020
