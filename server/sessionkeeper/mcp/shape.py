@@ -1,4 +1,4 @@
-"""What the model reads back: short, plain and redacted results.
+"""What the model reads back: short, plain and redacted results (and the words of each tool's).
 
 A result is a JSON object: a few `summary` lines first (what the model should know, in words),
 then the structured facts. Lists are cut at LIST_MAX entries with a count of the rest, text at
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ToolInputInvalid
+
+if TYPE_CHECKING:
+    from ..rewinding import RewindReport
 
 LIST_MAX = 20
 TEXT_MAX = 200
@@ -69,3 +72,64 @@ def workspace_path(workspace: str, path: str) -> str:
                 return norm_path(rel.replace(os.sep, "/"))
     raise ToolInputInvalid(f"path {flat(path, 120)} is outside the session's workspace "
                            f"{os.path.abspath(workspace)}")
+
+
+def args_shown(args: object) -> object:
+    """A tool call's arguments as the model sees them again: strings on one line, cut short."""
+    if isinstance(args, dict):
+        return {str(k): args_shown(v) for k, v in list(args.items())[:12]}
+    if isinstance(args, list):
+        return [args_shown(v) for v in args[:12]]
+    if isinstance(args, str):
+        return flat(args, 300)
+    return args
+
+
+def check_before_rerun(tool: str, args: object, changed: list[str]) -> str:
+    """What to check before running an unfinished tool call again."""
+    from ..hooks.payload import EDIT_TOOLS, SHELL_TOOLS
+
+    shown = args if isinstance(args, dict) else {}
+    files = f" Files changed since it started: {', '.join(changed[:8])}." if changed else \
+        " No file the session knows changed since it started."
+    if tool in SHELL_TOOLS:
+        command = shown.get("command") or shown.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        what = f"`{flat(command, 120)}`" if command else "the command"
+        return (f"{what} may have run in part or in full before it was cut off: check its "
+                "effects (the files it writes, git status, processes it started) before running "
+                "it again; do not repeat a deploy, a migration or a push blindly." + files)
+    if tool in EDIT_TOOLS:
+        target_file = shown.get(EDIT_TOOLS[tool])
+        return (f"re-read {flat(target_file, 120)}: the edit may already be in it." + files)
+    return "check whether it took effect before calling it again." + files
+
+
+def not_allowed(note: str | None) -> str:
+    """Why rewind refuses, and how the user allows it."""
+    from .policy import ENV, GIT_KEY
+
+    return ("rewind is off for agents (the default): tell the user what you would rewind; they "
+            f"can allow it with `git config {GIT_KEY} allow` (or {ENV}=allow)"
+            + (f"; {note}" if note else ""))
+
+
+def rewound(report: RewindReport, to_seq: int | None, *, dry_run: bool) -> dict[str, Any]:
+    """A rewind's (or its preview's) steps and summary lines."""
+    rows = [{"path": r["path"], "action": r["action"], "outcome": r["outcome"],
+             "reason": flat(r["reason"], 240)} for r in report.steps()]
+    shown, more = capped(rows)
+    verb = "would" if dry_run else "did"
+    what = f"undo of the rewind at seq {report.undo_of}" if report.undo_of is not None \
+        else f"rewind to seq {to_seq}"
+    summary = [f"{what}{' (preview: nothing changed)' if dry_run else ''}: "
+               + (", ".join(f"{r['path']} {r['outcome'] or r['action']}" for r in shown[:8])
+                  or "no file of the session's history")]
+    refused = [r for r in rows if r["action"] in ("refused", "unavailable")]
+    summary += [f"{r['path']}: {verb} not rewind — {r['reason']}" for r in refused[:5]]
+    if not dry_run and report.rewind_seq is not None and report.undo_available:
+        summary.append("undo it with rewind(undo=true)")
+    return {"summary": summary, "to_seq": to_seq, "dry_run": dry_run, "complete": report.complete,
+            "rewind_seq": report.rewind_seq, "undo_of": report.undo_of, "steps": shown,
+            **({"more": more} if more else {})}

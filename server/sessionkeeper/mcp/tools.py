@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ..api import Keeper
     from ..recovery.replay import Replayed
     from ..recovery.report import Report
-    from ..rewinding import RewindReport
     from .drift import Since
     from .target import Caller, Target
 
@@ -142,9 +141,9 @@ class Tools:
             rows.append({"operation_id": op["operation_id"], "tool": op.get("tool"), "seq": seq,
                          "started_at": record.get("ts"),
                          "args_digest": entry.get("args_digest") or record.get("args_digest"),
-                         "args": _args_shown(record.get("args")),
+                         "args": shape.args_shown(record.get("args")),
                          "files_changed_since": shape.capped(changed)[0],
-                         "check": _check(str(op.get("tool")), record.get("args"), changed)})
+                         "check": shape.check_before_rerun(str(op.get("tool")), record.get("args"), changed)})
         shown, more = shape.capped(rows)
         summary = [f"tool call {r['operation_id']} ({r['tool']}) started at seq {r['seq']} and never "
                    f"finished: {r['check']}" for r in shown[:8]] or [
@@ -229,10 +228,10 @@ class Tools:
         report = self.reader.keeper_of(found).rewind(found.thread_id, to_seq=to, paths=paths,
                                                      dry_run=True)
         setting = rewind_setting(str(now.meta.get("cwd")), self.env)
-        out = _rewound(report, to, dry_run=True)
+        out = shape.rewound(report, to, dry_run=True)
         out["rewind_allowed"] = setting.allowed
         if not setting.allowed:
-            out["summary"].append(_not_allowed(setting.note))
+            out["summary"].append(shape.not_allowed(setting.note))
         return shape.finished({"session": self._head(found, now), **out})
 
     def rewind(self, to_seq: int | None = None, path: str | None = None, undo: bool = False, *,
@@ -245,7 +244,7 @@ class Tools:
         found, now = self.session(meta)
         setting = rewind_setting(str(now.meta.get("cwd")), self.env)
         if not setting.allowed:
-            raise ToolNotAllowed(_not_allowed(setting.note))
+            raise ToolNotAllowed(shape.not_allowed(setting.note))
         if undo and (to_seq is not None or path is not None):
             raise ToolInputInvalid("undo takes no to_seq or path: it undoes the latest rewind whole")
         to, paths = (None, None) if undo else self._rewind_target(now, to_seq, path)
@@ -262,7 +261,7 @@ class Tools:
                     raise
                 time.sleep(0.05)
         return shape.finished({"session": self._head(found, now),
-                               **_rewound(report, report.plan.to_seq, dry_run=False)})
+                               **shape.rewound(report, report.plan.to_seq, dry_run=False)})
 
     def _rewind_target(self, now: Replayed, to_seq: int | None,
                        path: str | None) -> tuple[int, list[str] | None]:
@@ -365,62 +364,3 @@ def _ours(tool: str) -> bool:
                or tool.endswith(f"{SERVER_NAME}.{name}") for name in READ_ONLY)
 
 
-def _args_shown(args: object) -> object:
-    """A tool call's arguments as the model sees them again: strings on one line, cut short."""
-    if isinstance(args, dict):
-        return {str(k): _args_shown(v) for k, v in list(args.items())[:12]}
-    if isinstance(args, list):
-        return [_args_shown(v) for v in args[:12]]
-    if isinstance(args, str):
-        return shape.flat(args, 300)
-    return args
-
-
-def _check(tool: str, args: object, changed: list[str]) -> str:
-    """What to check before running an unfinished tool call again."""
-    from ..hooks.payload import EDIT_TOOLS, SHELL_TOOLS
-
-    shown = args if isinstance(args, dict) else {}
-    files = f" Files changed since it started: {', '.join(changed[:8])}." if changed else \
-        " No file the session knows changed since it started."
-    if tool in SHELL_TOOLS:
-        command = shown.get("command") or shown.get("cmd")
-        if isinstance(command, list):
-            command = " ".join(str(c) for c in command)
-        what = f"`{shape.flat(command, 120)}`" if command else "the command"
-        return (f"{what} may have run in part or in full before it was cut off: check its "
-                "effects (the files it writes, git status, processes it started) before running "
-                "it again; do not repeat a deploy, a migration or a push blindly." + files)
-    if tool in EDIT_TOOLS:
-        target_file = shown.get(EDIT_TOOLS[tool])
-        return (f"re-read {shape.flat(target_file, 120)}: the edit may already be in it." + files)
-    return "check whether it took effect before calling it again." + files
-
-
-def _not_allowed(note: str | None) -> str:
-    """Why rewind refuses, and how the user allows it."""
-    from .policy import ENV, GIT_KEY
-
-    return ("rewind is off for agents (the default): tell the user what you would rewind; they "
-            f"can allow it with `git config {GIT_KEY} allow` (or {ENV}=allow)"
-            + (f"; {note}" if note else ""))
-
-
-def _rewound(report: RewindReport, to_seq: int | None, *, dry_run: bool) -> dict[str, Any]:
-    """A rewind's (or its preview's) steps and summary lines."""
-    rows = [{"path": r["path"], "action": r["action"], "outcome": r["outcome"],
-             "reason": shape.flat(r["reason"], 240)} for r in report.steps()]
-    shown, more = shape.capped(rows)
-    verb = "would" if dry_run else "did"
-    what = f"undo of the rewind at seq {report.undo_of}" if report.undo_of is not None \
-        else f"rewind to seq {to_seq}"
-    summary = [f"{what}{' (preview: nothing changed)' if dry_run else ''}: "
-               + (", ".join(f"{r['path']} {r['outcome'] or r['action']}" for r in shown[:8])
-                  or "no file of the session's history")]
-    refused = [r for r in rows if r["action"] in ("refused", "unavailable")]
-    summary += [f"{r['path']}: {verb} not rewind — {r['reason']}" for r in refused[:5]]
-    if not dry_run and report.rewind_seq is not None and report.undo_available:
-        summary.append("undo it with rewind(undo=true)")
-    return {"summary": summary, "to_seq": to_seq, "dry_run": dry_run, "complete": report.complete,
-            "rewind_seq": report.rewind_seq, "undo_of": report.undo_of, "steps": shown,
-            **({"more": more} if more else {})}

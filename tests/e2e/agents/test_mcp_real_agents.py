@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,16 +26,9 @@ from sessionkeeper.api import Keeper
 from tests.conftest import git
 from tests.e2e.agents.drive import BRANCH, Driver
 from tests.e2e.agents.fake_models import strings as _strings
+from tests.e2e.agents.test_hooks_real_agents import THEIRS, _sk
 
 pytestmark = pytest.mark.timeout(900)
-SK = str(Path(sys.executable).parent / "sessionkeeper")
-THEIRS = {"hooks": [{"type": "command", "command": "/bin/true their-own-hook", "timeout": 5}]}
-
-
-def _sk(*args: str) -> dict[str, Any]:
-    done = subprocess.run([SK, *args, "--json"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
 
 
 def _tree(*roots: Path) -> dict[str, str]:
