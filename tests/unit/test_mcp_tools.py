@@ -124,6 +124,21 @@ def test_claude_names_its_session_in_the_servers_environment(started: Path,
     assert out["session"]["found"] == "the Claude Code session that started the server"
 
 
+def test_after_a_clear_the_call_itself_names_the_new_claude_session(started: Path,
+                                                                   store_dir: Path) -> None:
+    """`started`; /clear in the same Claude Code process: a new session id (its journal started
+    by SessionStart clear), while the server's environment keeps the old one; the call's
+    `_meta` names its tool_use id, which the new session's PreToolUse hook recorded."""
+    new = "6d8c2f3b-4e5a-4b6c-9d0e-1f2a3b4c5d6e"
+    call("claude", "SessionStart", started, store_dir, source="clear", session_id=new)
+    call("claude", "PreToolUse", started, store_dir, session_id=new, tool_name="mcp__sessionkeeper__todos",
+         tool_input={}, tool_use_id="toolu_now")
+    tools = _tools(store_dir, started, agent=None, session=None, env={CLAUDE_SESSION_ENV: SID})
+    out = tools.todos(meta={"claudecode/toolUseId": "toolu_now"})
+    assert out["session"]["session_id"] == new and "/clear" in out["session"]["found"]
+    assert tools.todos(meta={"claudecode/toolUseId": "toolu_elsewhere"})["session"]["session_id"] == SID
+
+
 def test_without_a_session_id_the_workspaces_newest_journal_answers(started: Path,
                                                                    store_dir: Path) -> None:
     """`started`; nobody names the session."""

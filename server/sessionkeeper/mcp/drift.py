@@ -1,7 +1,9 @@
 """drift_since: what changed in the session's workspace since a seq — branch, HEAD, files — and who.
 
 The comparison is the recovery contract's: the session's state at the seq (`Reader.state_at`) and
-its state now are each assessed (`recovery.assess`) against one capture of the workspace. What
+its state now are each validated by their subsystems (`SessionState.validate`, what a resume
+check's assessment runs) against one capture of the workspace; a blocking difference (another
+repository, a missing cwd) ends the comparison there, as it ends a resume check. What
 differs from the state at the seq changed since then; what also differs from the state now was
 never recorded by the session (someone else changed it, outside the session, or a tool call
 still running); the rest the session recorded after the seq, and its records say who:
@@ -21,7 +23,6 @@ if TYPE_CHECKING:
     from ..events import Record
     from ..recovery.findings import Difference, Workspace
     from ..recovery.replay import Replayed
-    from ..recovery.report import Report
     from .reading import Reader
     from .target import Target
 
@@ -51,26 +52,25 @@ class Move:
 
 def drift(reader: Reader, target: Target, now: Replayed, since: Since) -> dict[str, Any]:
     """The drift_since result (before shaping): summary lines, git, files."""
-    from ..recovery.assess import assess
-
     workspace = reader.workspace(now)
-    then = reader.state_at(target, now, since.seq)
-    from_then = assess(then, workspace, thread_id=target.thread_id)
-    from_now = assess(now, workspace, thread_id=target.thread_id)
-    records = reader.records_after(target, now, since.seq)
-    calls = _calls_before(records)
-    moves = _moves(reader, target, now, since.seq, records, calls)
+    from_now, _ = now.state.validate(workspace)
     summary: list[str] = []
     out: dict[str, Any] = {"since": {"seq": since.seq, "what": since.what, "at": since.at},
                            "last_seq": now.restored_to_seq}
-    blocking = [d for d in from_now.differences if d.kind in BLOCKING]
-    if blocking:
+    blocking = [d for d in from_now if d.kind in BLOCKING]
+    if blocking:  # another repository, a missing cwd: nothing else compares (as on a resume)
         from ..hooks.telling import difference_line
 
-        out["workspace"] = [difference_line(d) for d in blocking]
-        summary += [f"{difference_line(d)} (the session cannot continue here)" for d in blocking]
-    git = {d.kind: d for d in from_then.differences if d.kind in GIT_KINDS}
-    unrecorded = {d.kind: d for d in from_now.differences if d.kind in GIT_KINDS}
+        out.update(workspace=[difference_line(d) for d in blocking], changed=True, files=[],
+                   summary=[f"{difference_line(d)} (the session cannot continue here)"
+                            for d in blocking])
+        return out
+    from_then, _ = reader.state_at(target, now, since.seq).state.validate(workspace)
+    records = reader.records_after(target, now, since.seq)
+    calls = _calls_before(records)
+    moves = _moves(reader, target, now, since.seq, records, calls)
+    git = {d.kind: d for d in from_then if d.kind in GIT_KINDS}
+    unrecorded = {d.kind: d for d in from_now if d.kind in GIT_KINDS}
     for kind in GIT_KINDS:
         if kind in git:
             entry = _git_change(kind, git[kind], moves, unrecorded.get(kind), workspace)
@@ -84,7 +84,7 @@ def drift(reader: Reader, target: Target, now: Replayed, since: Since) -> dict[s
     summary += [_file_line(f) for f in shown[:8]]
     if len(files) > 8:
         summary.append(f"… and {len(files) - 8} more file(s)")
-    out["changed"] = bool(blocking or git or files)
+    out["changed"] = bool(git or files)
     if not out["changed"]:
         summary.append(f"nothing changed since seq {since.seq} ({since.what}): same branch, same "
                        "HEAD, every file the session knows as it recorded it")
@@ -174,14 +174,14 @@ def _git_change(kind: str, then: Difference, moves: list[Move], unrecorded: Diff
     return entry
 
 
-def _files(now: Replayed, from_then: Report, from_now: Report, seq: int,
+def _files(now: Replayed, from_then: list[Difference], from_now: list[Difference], seq: int,
            calls: dict[int, Record]) -> list[dict[str, Any]]:
     """Every file changed since the seq: its versions since, who made them, the disk now."""
     from ..rewinding import history_of
 
     history = history_of(now.state)
-    outside = {_path(d): d for d in from_now.differences if d.kind in FILE_KINDS}
-    paths = sorted({*(_path(d) for d in from_then.differences if d.kind in FILE_KINDS),
+    outside = {_path(d): d for d in from_now if d.kind in FILE_KINDS}
+    paths = sorted({*(_path(d) for d in from_then if d.kind in FILE_KINDS),
                     *history.changed_after(seq), *outside})
     out = []
     for path in paths:

@@ -7,8 +7,9 @@ read (every record) is needed only for what lies before that snapshot. The state
 replay of the records up to it (`cut_at`), folded by the same subsystems; the workspace is
 captured afresh for every call (`workspace`).
 
-Kept between calls (a model asks several times in a turn): the replay, the full read and the
-states at a seq, while `files_key` is unchanged — the stat (size, mtime, inode) of every file in
+Kept between calls (a model asks several times in a turn): the state at a seq, for good (the
+records up to it never change: a journal only grows), and the replay and the full read while
+`files_key` is unchanged — the stat (size, mtime, inode) of every file in
 the folders of the session's rollouts (as the index names them) and of every file the session's
 store holds outside its rollout, blob and lock folders (its index and its WAL, anything a writer
 keeps beside the rollouts). The key is taken before the replay: a write during it makes the next
@@ -40,6 +41,7 @@ class Reader:
         self.keeper = keeper
         self._kept: dict[Any, Replayed] = {}  # (files key, what) -> a read under that key
         self._key: tuple[Any, ...] | None = None
+        self._at: dict[Any, Replayed] = {}  # (session, seq, its rollouts) -> the state at seq
 
     def keeper_of(self, target: Target) -> Keeper:
         """The Keeper holding the session: its agent's journal store, or the store itself."""
@@ -92,12 +94,15 @@ class Reader:
         from ..recovery.replay import replay
 
         check_seq(now, seq)
-
-        def fold() -> Replayed:
+        sessions = tuple(str(r.path) for r in now.rollouts if r.meta and int(r.meta["seq"]) <= seq)
+        key = (target.agent, target.thread_id, seq, sessions)
+        if key not in self._at:  # records up to `seq` never change: the journal only grows
             rollouts = self.rollouts_from(target, now, seq)
-            return replay([cut_at(r, seq) for r in rollouts
-                           if r.meta is not None and int(r.meta["seq"]) <= seq], agent=now.agent)
-        return self._read(target, ("at", seq), fold)
+            self._at[key] = replay([cut_at(r, seq) for r in rollouts if r.meta is not None
+                                    and int(r.meta["seq"]) <= seq], agent=now.agent)
+            while len(self._at) > _AT_KEPT:
+                self._at.pop(next(iter(self._at)))
+        return self._at[key]
 
     def files_workspace(self, now: Replayed) -> Workspace:
         """The session's workspace for comparing files only (no git look-up)."""
@@ -123,6 +128,7 @@ class Reader:
         return current_workspace(cwd, recorded=recorded, recorded_cwd=worktree.state.get("cwd"))
 
 
+_AT_KEPT = 8
 _NOT_KEYED = frozenset({"sessions", "archived_sessions", "blobs", "locks"})
 
 

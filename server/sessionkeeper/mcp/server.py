@@ -1,11 +1,12 @@
 """The MCP server on stdio (the official `mcp` SDK): the tools of `tools.Tools`, described for the model.
 
-Each tool's description says when to call it. A call runs on one of the SDK's worker threads,
-one call at a time (`_lock`: the Keeper and its cached full read are shared). Our typed errors
-become tool errors the model reads (`ToolError`: `is_error` with `<name>: <message>`); anything
-else is caught too and answered as an internal error — the server never stops for a bad call.
-The result is one JSON text (summary lines first) and the same object as structured content.
-"""
+Each tool's description says when to call it. The tools' modules are loaded on a thread once the
+handshake had its moment (`_warm`), so the first call pays no import. A call runs on one of the
+SDK's worker threads, one call at a time (a lock: the Keeper and its kept reads are shared). Our
+typed errors become tool errors the model reads (`ToolError`: `is_error` with `<name>:
+<message>`); anything else is caught too and answered as an internal error — the server never
+stops for a bad call. The result is one JSON text (summary lines first) and the same object as
+structured content."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ and who made it). Ask it instead of assuming: before you act on your earlier vie
 a command's outcome or a file's content, call the matching tool. Results are short JSON with
 `summary` lines first. Seqs are Session Keeper's record numbers, shown in every result."""
 
+WARM_AFTER_S = 0.3
+"""When the server loads what its tools use: after the agent's handshake, before its first call."""
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                        open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
@@ -86,6 +89,7 @@ def build(tools: Tools) -> MCPServer[Any]:
     def verifier(ctx: Context[Any, Any] | None = None) -> CallToolResult:
         return run(tools.verifier, ctx)
 
+    threading.Thread(target=_warm, args=(tools,), name="sessionkeeper-mcp-warm", daemon=True).start()
     for fn, hints, description in (
             (drift_since, READ, DESCRIPTIONS["drift_since"]),
             (in_doubt_operations, READ, DESCRIPTIONS["in_doubt_operations"]),
@@ -98,6 +102,14 @@ def build(tools: Tools) -> MCPServer[Any]:
         server.add_tool(fn, description=description, annotations=hints,
                         structured_output=False)
     return server
+
+
+def _warm(tools: Tools) -> None:
+    """Load the tools' modules once the handshake had its moment (the agent waits for it)."""
+    import time
+
+    time.sleep(WARM_AFTER_S)
+    tools.warm()
 
 
 def _meta(ctx: Context[Any, Any] | None) -> Mapping[str, Any] | None:

@@ -2,7 +2,8 @@
 
 In order: the session id the server was started with (`--session`); the one the agent gives —
 Claude Code starts its MCP servers with `CLAUDE_CODE_SESSION_ID` in their environment, Codex puts
-`session_id` in every call's `_meta["x-codex-turn-metadata"]`; then, without one, the newest hook
+`session_id` in every call's `_meta["x-codex-turn-metadata"]` (and Claude Code the call's own
+tool_use id, which `Tools.session` finds in the journal after a /clear); then, without one, the newest hook
 journal recorded in the server's workspace, else its newest native thread. A session id that has
 no journal is an error the model can read (the hooks were not installed when it started), never a
 guess at another session. Reads only: the index rows of the journals and of the store.
@@ -25,6 +26,9 @@ CLAUDE_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 """What Claude Code (2.1.332) sets in the environment of the MCP servers it starts."""
 CODEX_TURN_META = "x-codex-turn-metadata"
 """The `_meta` key of Codex's (0.171.0) tools/call requests holding its session and turn ids."""
+CLAUDE_CALL_META = "claudecode/toolUseId"
+"""The `_meta` key of Claude Code's (2.1.332) tools/call requests: the call's tool_use id, which
+its PreToolUse hook recorded in the journal of the session making the call."""
 NATIVE = "native"
 
 

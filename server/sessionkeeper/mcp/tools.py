@@ -21,8 +21,8 @@ from .reading import Reader, check_seq
 
 if TYPE_CHECKING:
     from ..api import Keeper
+    from ..recovery.findings import Difference, Invalidation
     from ..recovery.replay import Replayed
-    from ..recovery.report import Report
     from .drift import Since
     from .target import Caller, Target
 
@@ -46,6 +46,13 @@ class Tools:
         self.env = os.environ if env is None else env
         self._writable = writable
 
+    @staticmethod
+    def warm() -> None:
+        """Import what the tools use (a server does it while the agent starts, not in a call)."""
+        from ..recovery import advice, assess, baseline, diff, replay  # noqa: F401
+        from ..recovery.subsystems import file_history, operations, worktree  # noqa: F401
+        from . import drift, policy  # noqa: F401
+
     # ---- finding the session ----------------------------------------------------------------
 
     def session(self, meta: Mapping[str, Any] | None) -> tuple[Target, Replayed]:
@@ -53,6 +60,29 @@ class Tools:
         from dataclasses import replace
 
         found = target.find(self.reader.keeper, replace(self.caller, meta=meta, env=self.env))
+        now = self.reader.replayed(found)
+        call = (meta or {}).get(target.CLAUDE_CALL_META)
+        if isinstance(call, str) and found.agent == "claude" and not self.caller.session_id \
+                and not _started(now, call):
+            return self._session_of_call(found, now, call)
+        return found, now
+
+    def _session_of_call(self, found: Target, now: Replayed, call: str) -> tuple[Target, Replayed]:
+        """The Claude Code session whose journal holds this very call (its PreToolUse hook
+        recorded it): after a /clear the process — and the server's environment — keep the old
+        session id. The session found stays when no recent journal holds the call."""
+        from .target import Target
+
+        for row in self.reader.keeper.journal_keeper("claude").rows(
+                workspace=os.path.realpath(self.caller.workspace), limit=5):
+            if row.thread_id == found.thread_id:
+                break  # newest first: an older session cannot be the one after the /clear
+            other = Target(agent="claude", thread_id=row.thread_id,
+                           how="the Claude Code session making this call (it began after the "
+                               "server started: a /clear)")
+            replayed = self.reader.replayed(other)
+            if _started(replayed, call):
+                return other, replayed
         return found, self.reader.replayed(found)
 
     def _head(self, found: Target, now: Replayed) -> dict[str, Any]:
@@ -125,13 +155,13 @@ class Tools:
         from ..rewinding import history_of
 
         found, now = self.session(meta)
-        report = self._assessed(found, now)
+        differences, _ = self._validated(now)
         ledger = now.state.get(Operations)
         history = history_of(now.state)
-        outside = {str((d.recorded or {}).get("path")) for d in report.differences
+        outside = {str((d.recorded or {}).get("path")) for d in differences
                    if d.kind in ("file_changed", "file_missing") and isinstance(d.recorded, dict)}
         rows = []
-        for op in report.in_doubt_operations:
+        for op in ledger.in_doubt():
             if _ours(str(op.get("tool"))):
                 continue  # this server's own calls: the one asking is running now
             seq = int(op.get("seq") or 0)
@@ -310,8 +340,8 @@ class Tools:
 
         found, now = self.session(meta)
         state = now.state.get(VerifierState).summary()
-        report = self._assessed(found, now)
-        stale = [i.reason for i in report.invalidated if i.subsystem == "verifier"]
+        _, invalidated = self._validated(now)
+        stale = [i.reason for i in invalidated if i.subsystem == "verifier"]
         tests, review = state.get("tests"), state.get("review")
         summary: list[str] = []
         if tests:
@@ -330,11 +360,16 @@ class Tools:
                                "tests": tests, "review": review, "stale": bool(stale),
                                "stale_reasons": [shape.flat(s, 300) for s in stale]})
 
-    def _assessed(self, found: Target, now: Replayed) -> Report:
-        """The resume check of the session's state now against its workspace (nothing written)."""
-        from ..recovery.assess import assess
+    def _validated(self, now: Replayed) -> tuple[list[Difference], list[Invalidation]]:
+        """The session's state now validated against its workspace, as a resume check does."""
+        return now.state.validate(self.reader.workspace(now))
 
-        return assess(now, self.reader.workspace(now), thread_id=found.thread_id)
+
+def _started(now: Replayed, call: str) -> bool:
+    """True when the session's ledger holds tool call `call` (its PreToolUse hook recorded it)."""
+    from ..recovery.subsystems.operations import Operations
+
+    return now.state.get(Operations).entry(call) is not None
 
 
 def _iso(unix_ms: int) -> str:
