@@ -112,12 +112,15 @@ async def measure(store: Path, repo: Path, runs: int) -> list[tuple[str, str, st
         journal = Keeper(store).journal("claude", SID)
         grown = 0
 
-        def grow() -> None:  # what the agent's PreToolUse hook does before each call
+        def grow() -> None:  # the previous call's PostToolUse and this call's PreToolUse
             nonlocal grown
+            tool = "mcp__sessionkeeper__drift_since"
+            done = [{"type": "operation", "operation_id": f"toolu_mcp{grown}", "tool": tool,
+                     "status": "committed", "result_persisted": False}] if grown else []
             grown += 1
-            journal.record_built([{"type": "operation", "operation_id": f"toolu_mcp{grown}",
-                                   "tool": "mcp__sessionkeeper__drift_since", "status": "started",
-                                   "args_digest": "0" * 64}])
+            journal.record_built([*done, {"type": "operation", "operation_id": f"toolu_mcp{grown}",
+                                          "tool": tool, "status": "started",
+                                          "args_digest": "0" * 64}])  # type: ignore[list-item]
             journal.flush()
 
         for label, calls, before in (("journal unchanged", CALLS, None),
