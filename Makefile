@@ -53,6 +53,7 @@ bench: $(STAMP) ## benchmarks, side by side with raw baselines (prints ratios)
 	$(PY) tests/benchmarks/bench_hooks.py
 	$(PY) tests/benchmarks/bench_agent_hooks.py
 	$(PY) tests/benchmarks/bench_postgres.py  # starts its own server (tests/pg_server.py)
+	$(PY) tests/benchmarks/bench_mcp.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache build server/*.egg-info

@@ -220,3 +220,19 @@ class AgentConfigInvalid(SessionKeeperError):
     exit_code = 65
     rpc_code = -32020
     name = "agent_config_invalid"
+
+
+class ToolInputInvalid(InvalidEvent):
+    """A tool call's arguments name nothing the session has (a seq beyond it, a path outside it).
+
+    Nothing was read beyond the check, nothing was changed."""
+
+    name = "tool_input_invalid"
+
+
+class ToolNotAllowed(SessionKeeperError):
+    """The user's policy does not let this tool act (an agent's MCP `rewind`, off by default)."""
+
+    exit_code = 77
+    rpc_code = -32021
+    name = "tool_not_allowed"

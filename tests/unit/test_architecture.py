@@ -1,11 +1,11 @@
 """The layering holds: no import cycle (function-level imports included), and no layer reaches up.
 
-Layers, top to bottom: surfaces (cli, lsp) → adapters that drive a Keeper (integrations: as a
-framework's storage backend; hooks: inside the agents' own hooks) → api (with the Keeper's parts
-starting, reading, resuming), demo, render → session (with its operations) → recovery → store →
-the vocabulary (events, schema, validate, ids, errors, clock, constraints, redact). Agents' log
-readers (agents) sit beside recovery: they may use store and the vocabulary, never a surface.
-"""
+Layers, top to bottom: surfaces (cli and mcp — the agents' MCP server —, lsp) → adapters that
+drive a Keeper (integrations: as a framework's storage backend; hooks: inside the agents' own
+hooks) → api (with the Keeper's parts starting, reading, resuming), demo, render → session (with
+its operations) → recovery → store → the vocabulary (events, schema, validate, ids, errors, clock,
+constraints, redact). Agents' log readers (agents) sit beside recovery: they may use store and the
+vocabulary, never a surface."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import grimp
 import pytest
 
 LAYERS = [
-    "cli",
+    "cli | mcp",
     "lsp",
     "integrations | hooks",
     "api | starting | sharing | reading | resuming | demo | render",

@@ -258,3 +258,29 @@ def test_a_tool_hook_loads_a_handful_of_modules_and_spools_the_call(repo: Path, 
                                                              ("PostToolUse", "toolu_1")]
     changed = "payment.py" if tool == "Edit" else "made.txt"
     assert changed in calls[1][1]["files"]  # type: ignore[operator]  # read at the call
+
+
+def test_only_the_mcp_command_imports_the_mcp_sdk(repo: Path, store_dir: Path, thread: str,
+                                                  tmp_path: Path) -> None:
+    """Fixture: `thread`; a listing, a hooks status and the full parser's help load no module of
+    the MCP SDK nor our server on it (`sessionkeeper mcp` imports them when it runs)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for argv in (["list", "--json", "--workspace", str(repo), "--store", str(store_dir)],
+                 ["hooks", "status", "--json", "--store", str(store_dir)],
+                 ["mcp", "--help"]):
+        modules = _help_modules(argv, home) if argv[-1] == "--help" else _loaded(*argv, home=home)[1]
+        assert {m for m in modules if m == "mcp" or m.startswith(("mcp.", "mcp_types"))} == set()
+        assert "sessionkeeper.mcp.server" not in modules and "sessionkeeper.mcp.tools" not in modules
+
+
+def _help_modules(argv: list[str], home: Path) -> set[str]:
+    """The modules loaded by a command line that ends in --help (argparse exits)."""
+    probe = PROBE.replace("    code = main(sys.argv[1:])", """    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code""")
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True,
+                          text=True, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1])["modules"])

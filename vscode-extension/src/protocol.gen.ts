@@ -960,6 +960,10 @@ export const ErrorCode = {
   invalid_params: -32602,
   /** A workspace that is not an existing directory. */
   invalid_workspace: -32602,
+  /** A tool call's arguments name nothing the session has (a seq beyond it, a path outside it). */
+  tool_input_invalid: -32602,
+  /** The user's policy does not let this tool act (an agent's MCP `rewind`, off by default). */
+  tool_not_allowed: -32021,
   /** An agent's config file (settings.json, hooks.json, config.toml) cannot be read as such; */
   agent_config_invalid: -32020,
   /** A framework adapter would continue a thread whose resume check found drift or a block. */

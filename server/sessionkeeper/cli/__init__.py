@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-MODULES = ("serve", "store_commands", "content", "agents", "hooks")
+MODULES = ("serve", "store_commands", "content", "agents", "hooks", "mcp")
 """The modules that add subcommands, in the order `--help` lists them."""
 COMMANDS = {
     "serve": "serve",
@@ -30,6 +30,7 @@ COMMANDS = {
     **dict.fromkeys(("diff", "rewind", "trailer", "git-hook", "gc"), "content"),
     "resume": "agents",
     **dict.fromkeys(("hook", "hooks"), "hooks"),
+    "mcp": "mcp",
 }
 """Each subcommand and the module that adds it."""
 

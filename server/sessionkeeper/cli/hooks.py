@@ -40,6 +40,8 @@ def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
         if name == "install":
             cmd.add_argument("--no-trust", action="store_true",
                              help="Codex: leave our hooks untrusted (review them in Codex's /hooks)")
+            cmd.add_argument("--no-mcp", action="store_true",
+                             help="do not register the `sessionkeeper mcp` server the model can ask")
         cmd.set_defaults(run=run)
     pol = verbs.add_parser("policy", parents=[COMMON],
                            help="show or set the hook policy: warn (default), block-on-drift, off")
@@ -81,7 +83,8 @@ def install(args: argparse.Namespace) -> int:
     store = str(root) if args.store else None
     out = []
     for where in _targets(args):
-        done = setup.install(where, store_root=root, store=store, trust=not args.no_trust)
+        done = setup.install(where, store_root=root, store=store, trust=not args.no_trust,
+                             mcp=not args.no_mcp)
         out.append({**done.to_json(), "status": setup.status(where, store_root=root)})
     if args.json:
         emit({"agents": out})
@@ -137,6 +140,9 @@ def status(args: argparse.Namespace) -> int:
             say(f"  missing events: {', '.join(missing)}")
         say(f"  last ran: {last['at']} {last['event']} ({last['outcome']})" if last
             else "  last ran: never")
+        server = row["mcp"]
+        say(f"  MCP server: {'registered' if server['registered'] else 'not registered'} in "
+            f"{server['file']}" + (f" ({server['command']})" if server.get("command") else ""))
         if row["last_failure"]:
             fail = row["last_failure"]
             say(f"  last failure: {fail['at']} {fail['event']}: {fail.get('note') or ''}")

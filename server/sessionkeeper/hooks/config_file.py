@@ -1,6 +1,7 @@
-"""An agent's JSON config file (Claude Code's settings.json, Codex's hooks.json) read and written
-back as the same JSON: a value Python's json reads but would write differently (NaN, a number
-beyond a double, a lone surrogate) is refused before anything is written."""
+"""An agent's JSON config file (Claude Code's settings.json and .claude.json, Codex's hooks.json)
+read and written back as the same JSON: a value Python's json reads but would write differently
+(NaN, a number beyond a double, a lone surrogate) is refused before anything is written; every
+config file is replaced whole (`write_config`)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,15 @@ def dump_json(config: dict[str, Any], original: bytes | None) -> bytes:
     text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
     newline = original is None or original.endswith(b"\n") or not original.strip()
     return (text + ("\n" if newline else "")).encode()
+
+
+def write_config(path: Path, data: bytes) -> None:
+    """Replace one agent config file whole; AgentConfigInvalid when it cannot be (left as it was)."""
+    from . import backups
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backups.write(path, data)
+    except OSError as exc:
+        raise AgentConfigInvalid(f"{path} cannot be written ({exc.strerror or exc}); "
+                                 "left as it is") from None

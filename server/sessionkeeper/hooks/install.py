@@ -8,8 +8,10 @@
 Merging keeps every other hook and setting (`entries`); installing twice changes nothing; the
 first change of each file is backed up in the store and `uninstall` restores it byte for byte
 when nobody changed it since (`backups`). Codex runs only trusted hooks: install trusts exactly
-our entries (`codex_trust`, unless `trust=False`); Claude Code has no hook trust. These are the
-only writes Session Keeper ever makes into an agent's config directory.
+our entries (`codex_trust`, unless `trust=False`); Claude Code has no hook trust. With `mcp`, our
+MCP server (`sessionkeeper mcp`) is registered too, under the same rules (`mcp_config`: Claude's
+.claude.json or a project's .mcp.json, Codex's config.toml). These are the only writes Session
+Keeper ever makes into an agent's config directory.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentConfigInvalid, InvalidWorkspace
-from . import backups, codex_trust, config_file, entries, state
+from . import backups, codex_trust, config_file, entries, mcp_config, state
 
 _HOME = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex")}
 _DIR = {"claude": ".claude", "codex": ".codex"}
@@ -41,6 +43,7 @@ class Target:
     scope: str  # user | project
     home: Path
     project: Path | None = None
+    home_named: bool = True  # the config dir came from a flag or the agent's env variable
 
     @property
     def hooks_file(self) -> Path:
@@ -52,6 +55,12 @@ class Target:
     def trust_file(self) -> Path | None:
         """Codex's user config.toml, where hook trust is kept (None for Claude)."""
         return self.home / "config.toml" if self.agent == "codex" else None
+
+    @property
+    def mcp_file(self) -> Path:
+        """Where the agent keeps its MCP servers for this scope (`mcp_config.mcp_file`)."""
+        return mcp_config.mcp_file(self.agent, home=self.home, project=self.project,
+                                   home_named=self.home_named)
 
     @property
     def key(self) -> str:
@@ -69,14 +78,14 @@ def target(agent: str, *, scope: str = "user", config_dir: str | None = None,
         raise InvalidWorkspace(f"unknown scope {scope!r}: expected user or project")
     env = os.environ if env is None else env
     var, default = _HOME[agent]
-    raw = config_dir or (env.get(var) or "").split(",")[0].strip() or default
-    home = Path(os.path.realpath(os.path.expanduser(raw)))
+    named = config_dir or (env.get(var) or "").split(",")[0].strip()
+    home = Path(os.path.realpath(os.path.expanduser(named or default)))
     where = None
     if scope == "project":
         where = Path(os.path.realpath(project or os.getcwd()))
         if not where.is_dir():
             raise InvalidWorkspace(f"project {where} is not an existing directory")
-    return Target(agent=agent, scope=scope, home=home, project=where)
+    return Target(agent=agent, scope=scope, home=home, project=where, home_named=bool(named))
 
 
 def found(agent: str, env: Mapping[str, str] | None = None) -> bool:
@@ -140,14 +149,16 @@ def _one_at_a_time(where: Target, store_root: Path) -> Iterator[None]:
 
 
 def install(where: Target, *, store_root: Path, store: str | None = None,
-            program: list[str] | None = None, trust: bool = True) -> Outcome:
-    """Merge our hook entries into the agent's config (idempotent; backed up first)."""
+            program: list[str] | None = None, trust: bool = True, mcp: bool = False) -> Outcome:
+    """Merge our hook entries into the agent's config (idempotent; backed up first); with `mcp`,
+    register our MCP server too."""
     with _one_at_a_time(where, store_root):
-        return _install(where, store_root=store_root, store=store, program=program, trust=trust)
+        return _install(where, store_root=store_root, store=store, program=program, trust=trust,
+                        mcp=mcp)
 
 
 def _install(where: Target, *, store_root: Path, store: str | None,
-             program: list[str] | None, trust: bool) -> Outcome:
+             program: list[str] | None, trust: bool, mcp: bool) -> Outcome:
     manifest = backups.Manifest.load(store_root, where.key)
     path = where.hooks_file
     before = backups.read(path)
@@ -159,15 +170,19 @@ def _install(where: Target, *, store_root: Path, store: str | None,
                                  "left as it is")
     if where.agent == "codex" and trust and where.trust_file is not None:  # refused before a write
         _toml_text(where.trust_file, backups.read(where.trust_file))
-    wanted = entries.merged(config, where.agent, _commands(where.agent, program=program or
-                                                           entries.hook_program(), store=store))
+    program = program or entries.hook_program()
+    server = mcp_config.argv_for(where.agent, program=program, store=store)
+    if mcp:  # refused before a write too
+        mcp_config.merged(where.agent, where.mcp_file, backups.read(where.mcp_file), server)
+    wanted = entries.merged(config, where.agent, _commands(where.agent, program=program,
+                                                           store=store))
     changed, done = [], []
     if wanted != config:
         created = backups.missing_dirs(path)
         manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
         data = config_file.dump_json(wanted, before)  # before the backup: a refusal leaves none
         manifest.keep_original(path, before)
-        _write_config(path, data)
+        config_file.write_config(path, data)
         manifest.left(path, data)
         changed.append(str(path))
         done.append(f"{'installed' if not entries.ours(config, where.agent) else 'updated'} "
@@ -178,6 +193,12 @@ def _install(where: Target, *, store_root: Path, store: str | None,
     if where.agent == "codex":
         done += _trust(where, wanted, manifest, changed, trust=trust)
         notes += _codex_notes(where)
+    if mcp:
+        done.append(mcp_config.register(where.agent, where.mcp_file, server, manifest=manifest,
+                                        changed=changed))
+        if where.agent == "claude" and where.project is not None:
+            notes.append(f"Claude Code asks before it starts a project's MCP servers: approve "
+                         f"{mcp_config.NAME} from {where.mcp_file} when it does")
     backup = manifest.backup_of(path)
     return Outcome(agent=where.agent, scope=where.scope, changed=changed, done=done,
                    backup=str(backup) if backup else (str(manifest.directory)
@@ -200,20 +221,10 @@ def _trust(where: Target, config: dict[str, Any], manifest: backups.Manifest, ch
     created = backups.missing_dirs(trust_file)
     manifest.created_dirs += [str(d) for d in created if str(d) not in manifest.created_dirs]
     manifest.keep_original(trust_file, before)
-    _write_config(trust_file, data)
+    config_file.write_config(trust_file, data)
     manifest.left(trust_file, data)
     changed.append(str(trust_file))
     return [f"trusted our {len(ours)} hooks in {trust_file} (as Codex's /hooks review does)"]
-
-
-def _write_config(path: Path, data: bytes) -> None:
-    """Replace one agent config file whole; AgentConfigInvalid when it cannot be (left as it was)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        backups.write(path, data)
-    except OSError as exc:
-        raise AgentConfigInvalid(f"{path} cannot be written ({exc.strerror or exc}); "
-                                 "left as it is") from None
 
 
 def _toml_text(trust_file: Path, data: bytes | None) -> str:
@@ -251,16 +262,19 @@ def _uninstall(where: Target, *, store_root: Path) -> Outcome:
     path = where.hooks_file
     now = backups.read(path)
     config = config_file.load_json(path, now)
-    edits: list[tuple[Path, Callable[[bytes], bytes | None]]] = [
-        (path, lambda data: _strip_json(path, data, where.agent))]
+    edits: dict[Path, list[Callable[[bytes], bytes | None]]] = {
+        path: [lambda data: _strip_json(path, data, where.agent)]}
     if where.trust_file is not None:
         keys, moves = set(_our_trust(path, config, where.agent)), _moves(path, config)
         trust_file = where.trust_file
-        edits.append((trust_file, lambda data: codex_trust.without_trust(
-            _toml_text(trust_file, data), keys, moves=moves).encode()))
+        edits.setdefault(trust_file, []).append(lambda data: codex_trust.without_trust(
+            _toml_text(trust_file, data), keys, moves=moves).encode())
+    mcp_file = where.mcp_file
+    edits.setdefault(mcp_file, []).append(lambda data: mcp_config.without(where.agent, mcp_file,
+                                                                          data))
     done, changed = [], []
-    for file, strip in edits:
-        line = _undo(file, manifest, strip)
+    for file, strips in edits.items():
+        line = _undo(file, manifest, _chained(strips))
         if line is not None:
             done.append(line)
             changed.append(str(file))
@@ -269,6 +283,17 @@ def _uninstall(where: Target, *, store_root: Path) -> Outcome:
     manifest.remove_created_dirs()
     manifest.discard()
     return Outcome(agent=where.agent, scope=where.scope, changed=changed, done=done)
+
+
+def _chained(strips: list[Callable[[bytes], bytes | None]]) -> Callable[[bytes], bytes | None]:
+    """One edit doing each of `strips` in turn (None when none of them changed anything)."""
+    def strip(data: bytes) -> bytes | None:
+        out: bytes | None = None
+        for one in strips:
+            done = one(out if out is not None else data)
+            out = done if done is not None else out
+        return out
+    return strip
 
 
 def _strip_json(path: Path, data: bytes, agent: str) -> bytes | None:
@@ -292,7 +317,7 @@ def _undo(file: Path, manifest: backups.Manifest,
     data = strip(now) if now is not None else None
     if data is None or data == now:
         return None
-    _write_config(file, data)
+    config_file.write_config(file, data)
     return (f"removed our entries from {file} (it changed since the install, so only they were "
             "taken out)")
 
@@ -349,7 +374,13 @@ def status(where: Target, *, store_root: Path) -> dict[str, Any]:
         notes.append(f"disableAllHooks is true in {path}: Claude Code runs no hooks")
     runs = state.runs_of(store_root, where.agent)
     manifest = backups.Manifest.load(store_root, where.key)
-    return {"agent": where.agent, "scope": where.scope, "found": found(where.agent),
+    try:
+        server = {"file": str(where.mcp_file), **mcp_config.registered(
+            where.agent, where.mcp_file, backups.read(where.mcp_file))}
+    except AgentConfigInvalid as exc:
+        server = {"file": str(where.mcp_file), "registered": False, "ours": False,
+                  "command": None, "note": str(exc)}
+    return {"agent": where.agent, "scope": where.scope, "found": found(where.agent), "mcp": server,
             "config_dir": str(where.home), "hooks_file": str(path),
             "installed": bool(mine) and all(v == "installed" for v in events.values()),
             "events": events, "commands": commands, "trusted": trusted, "trust": trust,

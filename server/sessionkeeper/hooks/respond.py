@@ -5,7 +5,8 @@
                                               ok → context; drift → context + user line
                                               (block-on-drift: as blocked); blocked → Codex stops,
                                               Claude is gated (its prompts are blocked)
-    UserPromptSubmit                          the gate (and its acknowledgement prompt)
+    UserPromptSubmit                          the gate (and its acknowledgement prompt); when
+                                              the turn may go on, when it started
     PreToolUse / PostToolUse(Failure)         spooled by the thin hook (`fast`); here only for a
                                               session without a journal, which starts it
     PreCompact / PostCompact / SessionEnd     lifecycle records
@@ -306,6 +307,7 @@ def _prompt(hook: HookInput, root: Path, store: str | None) -> answers.Answer:
     """The gate: a gated session's prompts are blocked until acknowledged."""
     gate = state.gate_of(root, hook.agent, hook.session_id)
     if gate is None:
+        state.note_turn(root, hook.agent, hook.session_id)  # where `drift_since` finds this turn
         return answers.nothing("ok")
     if " ".join((hook.prompt or "").split()).lower() == telling.ACK_PROMPT:
         state.lift_gate(root, hook.agent, hook.session_id)

@@ -4,6 +4,8 @@
                                             until a prompt acknowledges it or the gate is lifted
     hooks/runs/<agent>.json                 the last hook call of the agent, and the last failure
     hooks/runs/<agent>.tool-calls           the thin tool hooks' calls, one byte each (`tally`)
+    hooks/turns/<agent>-<session id>.json   when the session's latest prompt was submitted (the
+                                            start of its current turn, for `drift_since`)
 
 Invariants: every file is written whole (a temp file, then a rename) with mode 0600 in 0700
 directories, so a reader sees the old or the new content, never a mix; a damaged or unreadable
@@ -128,6 +130,22 @@ def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
         runs["last"] = {"at": stamp, "event": event, "outcome": "spooled", "session_id": None,
                         "note": None}
     return runs
+
+
+def _turn_path(store_root: Path, agent: str, session_id: str) -> Path:
+    return hooks_dir(store_root) / "turns" / f"{agent}-{session_id}.json"
+
+
+def note_turn(store_root: Path, agent: str, session_id: str) -> None:
+    """Remember that a prompt of the session was submitted now: its current turn starts here."""
+    with contextlib.suppress(OSError, SessionKeeperError):  # bookkeeping never fails a hook
+        write_json(store_root, _turn_path(store_root, agent, session_id), {"at": utc_now_iso()})
+
+
+def turn_of(store_root: Path, agent: str, session_id: str) -> str | None:
+    """When the session's latest prompt was submitted (a UTC timestamp), or None."""
+    at = (_read(_turn_path(store_root, agent, session_id)) or {}).get("at")
+    return at if isinstance(at, str) else None
 
 
 PASS_MAX_AGE_S = 24 * 3600

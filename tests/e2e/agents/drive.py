@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import git, init_repo
@@ -62,6 +63,8 @@ class Driver:
                 f'base_url = "http://127.0.0.1:{fake.port}/v1"\nwire_api = "responses"\n'
                 'env_key = "FAKE_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n')
         self.session_id: str | None = None
+        self.allowed_tools = ["Bash"]  # Claude Code -p: the tools it may call without asking
+        self.extra_env: dict[str, str] = {}
 
     def env(self) -> dict[str, str]:
         """A clean environment: the throwaway home and root, the fake server, nothing else."""
@@ -75,7 +78,7 @@ class Driver:
             env.update(CLAUDE_CONFIG_DIR=str(self.root), ANTHROPIC_BASE_URL=f"http://127.0.0.1:{self.fake.port}",
                        ANTHROPIC_API_KEY="sk-ant-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                        DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")
-        return env
+        return {**env, **self.extra_env}
 
     def args(self, prompt: str, *, resume: bool) -> list[str]:
         """The command line of one non-interactive run (a new session, or a resume of ours)."""
@@ -85,7 +88,8 @@ class Driver:
                 return [str(self.exe), "exec", "resume", *flags, str(self.session_id), prompt]
             return [str(self.exe), "exec", *flags, prompt]
         again = ["--resume", str(self.session_id)] if resume else []
-        return [str(self.exe), "-p", *again, prompt, "--output-format", "json", "--allowedTools", "Bash"]
+        return [str(self.exe), "-p", *again, prompt, "--output-format", "json",
+                "--allowedTools", *self.allowed_tools]
 
     def run(self, prompt: str, *, resume: bool = False) -> str:
         """Run the agent to the end; return its stdout. A non-zero exit raises with its stderr."""
@@ -98,6 +102,10 @@ class Driver:
             self.session_id = session_of(self.agent, out.stdout)
         return out.stdout
 
+    def session_of_transcript(self) -> str:
+        """The session id the agent's only transcript is named after (after a crash, say)."""
+        return self.transcript().name.removesuffix(".jsonl")[-36:]
+
     def transcript(self) -> Path:
         """The session's log file, as the agent wrote it."""
         pattern = "sessions/**/rollout-*.jsonl" if self.agent == "codex" else "projects/*/*.jsonl"
@@ -106,11 +114,14 @@ class Driver:
             raise RuntimeError(f"expected one transcript under {self.root}, found {found}")
         return found[0]
 
-    def crash_inside_a_tool_call(self, command: str, *, timeout: float = 90) -> str:
-        """Start a session whose tool call runs `command`; kill -9 the agent once the call is logged.
+    def crash_inside_a_tool_call(self, command: str, *, timeout: float = 90,
+                                 ready: Callable[[str], bool] | None = None) -> str:
+        """Start a session whose tool call runs `command`; kill -9 the agent once the call is logged
+        (in the agent's log, or once `ready(call id)` says so).
 
         Returns the call id the fake server handed out.
         """
+        logged = ready or self._logged
         before = len(self.fake.calls)
         proc = subprocess.Popen(self.args(f"Run it.\nRUN: {command}", resume=False), cwd=self.repo,
                                 env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -118,7 +129,7 @@ class Driver:
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
-                if len(self.fake.calls) > before and self._logged(self.fake.calls[before]):
+                if len(self.fake.calls) > before and logged(self.fake.calls[before]):
                     # the tool may run in a session of its own: its processes are ours to end too
                     tree = _descendants(proc.pid)
                     os.killpg(proc.pid, signal.SIGKILL)

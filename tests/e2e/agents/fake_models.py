@@ -1,15 +1,22 @@
 """Fake model APIs for driving the real agent CLIs offline: Anthropic Messages and OpenAI Responses.
 
 Loopback only (127.0.0.1, a free port), stdlib only, one daemon thread per server. The reply is
-scripted by the conversation itself, so a test steers it through its prompt:
-- a user text has a line `RUNS: <n> <command>` and fewer than n tool results came back → one more
-  shell call running it (a turn of n tool calls, for the hooks' benchmark);
-- the newest turn holds a tool result → a final text `DONE: <last line of that result>`;
-- the newest user text has a line `RUN: <command>` and a shell tool is offered (Claude Code's
-  `Bash`, Codex's `exec_command`/`shell`, Hermes Agent's `terminal`, OpenClaw's `exec`) → one
-  shell call
-  (its id is remembered in `calls`, so a test can find it in the agent's log);
+scripted by the conversation itself, so a test steers it through its prompt: the newest user text
+holding script lines is the turn's script, one tool call per line, in order —
+- `RUN: <command>` → a shell call, when a shell tool is offered (Claude Code's `Bash`, Codex's
+  `exec_command`/`shell`, Hermes Agent's `terminal`, OpenClaw's `exec`; OpenClaw's `[<time>] `
+  before the line is allowed);
+- `RUNS: <n> <command>` → n such calls, one after another (a turn of n tool calls, for the
+  hooks' benchmark);
+- `CALL: <tool> [<JSON arguments>]` → a call of the offered tool named `<tool>` or ending in
+  `__<tool>` (an MCP server's tool: Claude Code's `mcp__<server>__<tool>`, a tool in one of Codex's
+  `mcp__<server>` namespaces); a tool Claude Code only names as deferred is first loaded with its
+  ToolSearch (`select:<full name>`), as a model does;
+- every step done (the newest turn holds the last step's result) → a final text
+  `DONE: <last line of that result>`; a tool result without a script → the same;
 - anything else (titles, summaries, probes) → the text `OK`.
+Every tool call's id is remembered in `calls` (ToolSearch loads aside), so a test can find it in
+the agent's log.
 Every request is kept in `requests` (method, path, JSON body). Runnable by hand too:
 `python fake_models.py anthropic|openai` prints the port and serves until interrupted.
 """
@@ -26,9 +33,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_RUN = re.compile(r"^(?:\[[^\]\n]*\] )?RUN: (.+)$", re.M)  # OpenClaw prefixes "[<time>] "
-_RUNS = re.compile(r"^RUNS: (\d+) (.+)$", re.M)
+_STEP = re.compile(r"^(?:\[[^\]\n]*\] )?(RUNS|RUN|CALL): (.+)$", re.M)  # OpenClaw: "[<time>] "
+_SEARCH = "ToolSearch"
+_CALLS = ("function_call", "custom_tool_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 Event = tuple[str, dict[str, Any]]
+Step = tuple[str, str]  # ("RUN", command) | ("CALL", "tool {json}")
 
 
 def _texts(content: object) -> str:
@@ -42,6 +52,53 @@ def _texts(content: object) -> str:
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:200] if lines else ""
+
+
+def _steps(text: str) -> list[Step]:
+    """The script lines of a prompt, in order (a `RUNS: n command` line as n RUN steps)."""
+    steps: list[Step] = []
+    for kind, rest in _STEP.findall(text):
+        if kind == "RUNS":
+            count, _, command = rest.strip().partition(" ")
+            steps += [("RUN", command.strip())] * int(count) if count.isdigit() else []
+        else:
+            steps.append((kind, rest.strip()))
+    return steps
+
+
+def _call_of(step: str) -> tuple[str, dict[str, Any]]:
+    """A CALL step's tool name and arguments (`{}` when none are given)."""
+    name, _, raw = step.partition(" ")
+    args = json.loads(raw) if raw.strip() else {}
+    if not isinstance(args, dict):
+        raise ValueError(f"CALL {name}: the arguments are not a JSON object")
+    return name, args
+
+
+def _matches(offered: str, wanted: str) -> bool:
+    return offered == wanted or offered.endswith("__" + wanted)
+
+
+def _deferred(body: dict[str, Any], wanted: str) -> str | None:
+    """The full name of an MCP tool Claude Code lists only as deferred (loaded by ToolSearch)."""
+    pattern = re.compile(r"(?<![A-Za-z0-9_])mcp__[A-Za-z0-9_-]+?__" + re.escape(wanted) + r"(?![A-Za-z0-9_])")
+    for text in strings(body):
+        found = pattern.search(text)
+        if found:
+            return found.group(0)
+    return None
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
 
 
 class FakeModel:
@@ -88,44 +145,7 @@ class FakeModel:
     # -- Anthropic Messages ----------------------------------------------------------------
     def anthropic_events(self, body: dict[str, Any]) -> Iterator[Event]:
         """The SSE events of one /v1/messages reply."""
-        turns = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") != "system"]
-        last = turns[-1] if turns else {}
-        tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-        content = last.get("content") if last.get("role") == "user" else None
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
-        block: dict[str, Any]
-        again = self._again(sum(1 for m in turns if m.get("role") == "user"
-                                and isinstance(m.get("content"), list)
-                                for b in m["content"] if isinstance(b, dict)
-                                and b.get("type") == "tool_result"),
-                            [_texts(m.get("content")) for m in turns if m.get("role") == "user"])
-        if again is not None and "Bash" in tools:
-            block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "Bash",
-                           "input": {"command": again, "description": "scripted"}}, "tool_use"
-        elif results:
-            result = results[-1].get("content")
-            text = result if isinstance(result, str) else _texts(result)
-            block, stop = {"type": "text", "text": "DONE: " + _last_line(text)}, "end_turn"
-        else:
-            runs = _RUN.findall(_texts(content)) if content is not None else []
-            for earlier in reversed(turns[:-1]) if not runs and content is not None else ():
-                if earlier.get("role") != "user":  # OpenClaw adds a context turn after the prompt
-                    break
-                runs = _RUN.findall(_texts(earlier.get("content")))
-                if runs:
-                    break
-            if runs and "Bash" in tools:
-                block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "Bash",
-                               "input": {"command": runs[-1].strip(), "description": "scripted"}}, "tool_use"
-            elif runs and "terminal" in tools:  # Hermes Agent's shell tool
-                block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "terminal",
-                               "input": {"command": runs[-1].strip()}}, "tool_use"
-            elif runs and "exec" in tools:  # OpenClaw's shell tool
-                block, stop = {"type": "tool_use", "id": self.new_call("toolu_"), "name": "exec",
-                               "input": {"command": runs[-1].strip(), "title": "scripted"}}, "tool_use"
-            else:
-                block, stop = {"type": "text", "text": "OK"}, "end_turn"
+        block, stop = self._anthropic_block(body)
         usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 5,
                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         message = {"id": "msg_" + uuid.uuid4().hex[:20], "type": "message", "role": "assistant",
@@ -146,6 +166,49 @@ class FakeModel:
                                 "delta": {"stop_reason": stop, "stop_sequence": None},
                                 "usage": {"output_tokens": usage["output_tokens"]}}
         yield "message_stop", {"type": "message_stop"}
+
+    def _anthropic_block(self, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The one content block of the reply and its stop reason."""
+        turns = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") != "system"]
+        tools = [t["name"] for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name")]
+        last = turns[-1] if turns else {}
+        results = _results(last)
+        start = next((n for n in range(len(turns) - 1, -1, -1) if turns[n].get("role") == "user"
+                      and not _results(turns[n]) and _steps(_texts(turns[n].get("content")))), None)
+        steps = _steps(_texts(turns[start].get("content"))) if start is not None else []
+        made = [b for m in turns[start + 1:] if start is not None and m.get("role") == "assistant"
+                for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        done = [b for b in made if b.get("name") != _SEARCH]
+        at_prompt = start is not None and all(  # OpenClaw adds a context turn after the prompt
+            t.get("role") == "user" and not _results(t) for t in turns[start + 1:])
+        if len(done) < len(steps) and (results or at_prompt):
+            kind, rest = steps[len(done)]
+            if kind == "RUN" and "Bash" in tools:
+                return self._anthropic_use("Bash", {"command": rest, "description": "scripted"}), "tool_use"
+            if kind == "RUN" and "terminal" in tools:  # Hermes Agent's shell tool
+                return self._anthropic_use("terminal", {"command": rest}), "tool_use"
+            if kind == "RUN" and "exec" in tools:  # OpenClaw's shell tool
+                return self._anthropic_use("exec", {"command": rest, "title": "scripted"}), "tool_use"
+            if kind == "CALL":
+                name, args = _call_of(rest)
+                offered = next((t for t in tools if _matches(t, name)), None)
+                if offered is not None:
+                    return self._anthropic_use(offered, args), "tool_use"
+                full = _deferred(body, name)
+                loaded = made and made[-1].get("name") == _SEARCH
+                if full is not None and _SEARCH in tools and not loaded:
+                    return {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": _SEARCH,
+                            "input": {"query": f"select:{full}"}}, "tool_use"
+                if full is not None:
+                    return self._anthropic_use(full, args), "tool_use"
+        if results:
+            result = results[-1].get("content")
+            text = result if isinstance(result, str) else _texts(result)
+            return {"type": "text", "text": "DONE: " + _last_line(text)}, "end_turn"
+        return {"type": "text", "text": "OK"}, "end_turn"
+
+    def _anthropic_use(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool_use", "id": self.new_call("toolu_"), "name": name, "input": args}
 
     # -- OpenAI Responses -------------------------------------------------------------------
     def openai_events(self, body: dict[str, Any]) -> Iterator[Event]:
@@ -171,37 +234,38 @@ class FakeModel:
                                      "response": {**response, "status": "completed", "output": [item],
                                                   "usage": usage}}
 
-    def _again(self, done: int, texts: list[str]) -> str | None:
-        """The command of one more call of a `RUNS: n command` turn, None when it is over."""
-        for text in texts:
-            found = _RUNS.search(text)
-            if found and done < int(found.group(1)):
-                return found.group(2).strip()
-        return None
-
     def _openai_item(self, body: dict[str, Any]) -> dict[str, Any]:
         items = body.get("input")
         items = [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items
         entries = [e for e in items or [] if isinstance(e, dict)]
-        again = self._again(sum(1 for e in entries if e.get("type") in ("function_call_output",
-                                                                        "custom_tool_call_output")),
-                            [_texts(e.get("content")) for e in entries
-                             if e.get("type", "message") == "message" and e.get("role") == "user"])
-        if again is not None:
-            return self._shell_call(body.get("tools") or [], again)
-        for entry in reversed(items or []):
-            if not isinstance(entry, dict):
-                continue
-            kind = entry.get("type", "message")
-            if kind in ("function_call_output", "custom_tool_call_output"):
-                output = entry.get("output")
-                return _message("DONE: " + _last_line(output if isinstance(output, str) else _texts(output)))
-            if kind == "function_call" or (kind == "message" and entry.get("role") == "assistant"):
-                return _message("OK")
-            if kind == "message" and entry.get("role") == "user":
-                runs = _RUN.findall(_texts(entry.get("content")))
-                if runs:
-                    return self._shell_call(body.get("tools") or [], runs[-1].strip())
+        start = next((n for n in range(len(entries) - 1, -1, -1)
+                      if entries[n].get("type", "message") == "message" and entries[n].get("role") == "user"
+                      and _steps(_texts(entries[n].get("content")))), None)
+        steps = _steps(_texts(entries[start].get("content"))) if start is not None else []
+        after = entries[start + 1:] if start is not None else entries
+        done = [e for e in after if e.get("type") in _CALLS]
+        outputs = [e for e in after if e.get("type") in _OUTPUTS]
+        moves = [e for e in after if e.get("type") in (*_CALLS, *_OUTPUTS)
+                 or (e.get("type", "message") == "message" and e.get("role") == "assistant")]
+        answered = bool(moves) and moves[-1].get("type") in _OUTPUTS
+        if start is not None and len(done) < len(steps) and (answered or not moves):
+            kind, rest = steps[len(done)]
+            tools = body.get("tools") or []
+            if kind == "RUN":
+                return self._shell_call(tools, rest)
+            name, args = _call_of(rest)
+            found = _offered(tools, name)
+            if found is not None:
+                namespace, function = found
+                item: dict[str, Any] = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
+                                        "call_id": self.new_call("call_"), "name": function,
+                                        "arguments": json.dumps(args), "status": "completed"}
+                if namespace is not None:
+                    item["namespace"] = namespace
+                return item
+        if outputs and answered:
+            output = outputs[-1].get("output")
+            return _message("DONE: " + _last_line(output if isinstance(output, str) else _texts(output)))
         return _message("OK")
 
     def _shell_call(self, tools: list[Any], command: str) -> dict[str, Any]:
@@ -216,6 +280,27 @@ class FakeModel:
         return {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
                 "call_id": self.new_call("call_"), "name": name, "arguments": json.dumps(args),
                 "status": "completed"}
+
+
+def _results(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of an Anthropic user message."""
+    content = message.get("content") if message.get("role") == "user" else None
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
+        if isinstance(content, list) else []
+
+
+def _offered(tools: list[Any], wanted: str) -> tuple[str | None, str] | None:
+    """(namespace, name) of the offered OpenAI tool named `wanted` (or `…__wanted`), or None."""
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict) and _matches(str(inner.get("name")), wanted):
+                    return str(tool.get("name")), str(inner["name"])
+        elif tool.get("name") and _matches(str(tool["name"]), wanted):
+            return None, str(tool["name"])
+    return None
 
 
 def _message(text: str) -> dict[str, Any]:
