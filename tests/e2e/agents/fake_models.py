@@ -176,11 +176,12 @@ class FakeModel:
         start = next((n for n in range(len(turns) - 1, -1, -1) if turns[n].get("role") == "user"
                       and not _results(turns[n]) and _steps(_texts(turns[n].get("content")))), None)
         steps = _steps(_texts(turns[start].get("content"))) if start is not None else []
-        made = [b for m in turns[start + 1:] if start is not None and m.get("role") == "assistant"
+        after = turns[start + 1:] if start is not None else []
+        made = [b for m in after if m.get("role") == "assistant"
                 for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
         done = [b for b in made if b.get("name") != _SEARCH]
         at_prompt = start is not None and all(  # OpenClaw adds a context turn after the prompt
-            t.get("role") == "user" and not _results(t) for t in turns[start + 1:])
+            t.get("role") == "user" and not _results(t) for t in after)
         if len(done) < len(steps) and (results or at_prompt):
             kind, rest = steps[len(done)]
             if kind == "RUN" and "Bash" in tools:
