@@ -214,9 +214,10 @@ def fold(journal: Session, journal_root: str) -> int:
             log.warning("%s: a hook killed while writing left a torn line at byte %d (never "
                         "acknowledged)", path, offset)
         _set_aside(path, lines)
-    history = journal.state.get(FileHistory)
-    spool.set_known(journal_root, journal.thread_id,
-                    [os.path.join(journal.workspace, p) for p in [*history.files, *history.seen]])
+    if folded or not spool.known_paths(journal_root, journal.thread_id):
+        history = journal.state.get(FileHistory)
+        spool.set_known(journal_root, journal.thread_id,
+                        [os.path.join(journal.workspace, p) for p in [*history.files, *history.seen]])
     return folded
 
 
@@ -227,8 +228,8 @@ def _append(journal: Session, steps: list[Step]) -> None:
         try:
             if record["type"] != "file_change" or got is None:
                 journal.record_built([record], durability=Durability.WRITTEN)
-            elif isinstance(got, Stored) and got.hash not in journal.writer.store.blobs:
-                # its blob is gone (removed by hand): the version is kept by its hash
+            elif isinstance(got, Stored) and journal.writer.store.blobs.unreadable([got.hash]):
+                # its blob is gone or damaged (by hand): the version is kept by its hash
                 journal.record_built([{**record, "after_hash": got.hash}],
                                      durability=Durability.WRITTEN)
             else:

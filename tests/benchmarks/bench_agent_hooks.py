@@ -29,6 +29,7 @@ from tests.e2e.agents.fake_models import FakeModel  # noqa: E402
 
 SK = str(Path(sys.executable).parent / "sessionkeeper")
 API = {"codex": "openai", "claude": "anthropic"}
+EXTRA: list[str] = []  # more `hooks install` flags (--no-mcp)
 
 
 def _sk(*args: str) -> None:
@@ -62,7 +63,7 @@ def bench(agent: str, *, calls: int, rounds: int) -> float:
                 store = Path(tmp) / f"store{n}"
                 if mode == "hooks on":
                     _sk("hooks", "install", "--agent", agent, "--config-dir", str(driver.root),
-                        "--store", str(store), "--json")
+                        "--store", str(store), "--json", *EXTRA)
                 seconds = _turn(driver, calls)
                 if mode == "hooks on":
                     assert driver.session_id is not None
@@ -85,7 +86,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--agent", choices=["claude", "codex", "both"], default="both")
+    parser.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server")
     opts = parser.parse_args()
+    if opts.no_mcp:
+        EXTRA.append("--no-mcp")
     for agent in (["claude", "codex"] if opts.agent == "both" else [opts.agent]):
         bench(agent, calls=opts.calls, rounds=opts.rounds)
     print(json.dumps({"note": "Pre- and PostToolUse of every call; the fold runs in the "

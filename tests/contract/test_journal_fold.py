@@ -182,3 +182,25 @@ def test_a_damaged_spooled_call_is_reported_and_the_calls_after_it_are_folded(
     ledger = Keeper(store_dir).read_journal(AGENT, SID).state["operations"].ledger  # type: ignore[union-attr]
     assert sorted(ledger) == ["toolu_0", "toolu_2"]
     assert _check(store_dir, repo, read_only=True).verdict == "blocked"  # never skipped silently
+
+
+def test_a_call_whose_kept_content_was_removed_is_folded_by_its_hash(repo: Path,
+                                                                     store_dir: Path) -> None:
+    """Fixture: `repo`, `store_dir`; a start, an Edit's two hooks through the thin hook, then every
+    blob of the journal store removed by hand before the fold."""
+    run(AGENT, "SessionStart", json.dumps(payload(AGENT, "SessionStart", repo, source="startup")),
+        store_dir)
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "payment.py")},
+            "tool_use_id": "toolu_gone", "tool_response": {}}
+    run(AGENT, "PreToolUse", json.dumps(payload(AGENT, "PreToolUse", repo, **edit)), store_dir)
+    (repo / "payment.py").write_text("def charge(amount):\n    return amount * 2\n")
+    run(AGENT, "PostToolUse", json.dumps(payload(AGENT, "PostToolUse", repo, **edit)), store_dir)
+    for blob in (store_dir / "journals" / AGENT / "blobs").rglob("*"):
+        if blob.is_file() and blob.name != ".lock":
+            blob.unlink()
+    keeper = Keeper(store_dir)
+    keeper.journal(AGENT, SID).close()
+    state = keeper.read_journal(AGENT, SID)
+    assert state is not None and state.state["operations"].ledger["toolu_gone"]["status"] == "committed"
+    last = state.state["file_history"].files["payment.py"][-1]
+    assert last["hash"] is not None and last.get("content") == "not_captured"
