@@ -31,6 +31,7 @@ test-python: $(STAMP) ## lint, type-check, then unit, contract, fault, LSP and e
 	bash tests/e2e/agents/install.sh openclaw >/dev/null  # with npm's node@24 (its engines need >= 24.16)
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/mypy
+	$(PY) -m compileall -q server  # bytecode once (PYTHONDONTWRITEBYTECODE: every process compiles)
 	$(PY) -m pytest -q
 
 test-extension: $(STAMP) ## the VS Code extension: build, unit tests, e2e in code-server + Chromium
