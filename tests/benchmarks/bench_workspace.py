@@ -5,10 +5,10 @@
 Cases, each side by side in one run with its baseline (processes spawned the same way, timed from
 spawn to exit):
   r  `--check-resume` in a 20k-file repository, clean / 2,000 files modified, vs
-     `git status --porcelain` on the same repository (target <= 2x);
+     `git status --porcelain` on the same repository (target <= 1.5x, issue 26; was 2x);
   s  `sessionkeeper start` there vs `git rev-parse HEAD && git status --porcelain` (<= 2x);
   l  `sessionkeeper list --json --workspace` on a 10k-thread store vs `python3 -c pass`
-     (target <= 6x), and the `sqlite3` CLI running the same query (reference);
+     (target <= 3x, issue 26; was 6x), and the `sqlite3` CLI running the same query (reference);
   p  LSP `session/list`: the first request after `initialized` (<= 50 ms) and warm repeats
      (<= 2 ms), beside the same SQLite query in-process.
 The 10k-thread store: 10k rollouts laid out as the store writes them (bench_store.make_store) plus
@@ -237,8 +237,8 @@ def main() -> int:
         c = res[f"check_{state}"]
         ratio = median(c["ours"]) / median(c["git"])
         rows.append(row(f"r  --check-resume, {files:,} files, {label}", spread(c["ours"]),
-                        f"git status --porcelain {spread(c['git'])}", ratio, target="<= 2x",
-                        met=ratio <= 2))
+                        f"git status --porcelain {spread(c['git'])}", ratio, target="<= 1.5x",
+                        met=ratio <= 1.5))
     for state, label in (("clean", "clean"), ("modified", f"{changed:,} modified")):
         s = res[f"start_{state}"]
         ratio = median(s["ours"]) / median(s["git"])
@@ -248,8 +248,8 @@ def main() -> int:
     li = res["list"]
     ratio = median(li["ours"]) / median(li["python"])
     rows.append(row(f"l  list --json --workspace, {threads:,} threads", spread(li["ours"]),
-                    f"python3 -c pass {spread(li['python'])}", ratio, target="<= 6x",
-                    met=ratio <= 6))
+                    f"python3 -c pass {spread(li['python'])}", ratio, target="<= 3x",
+                    met=ratio <= 3))
     if "sqlite3" in li:
         rows.append(row("l' the same vs the sqlite3 CLI running the query", spread(li["ours"]),
                         f"sqlite3 {spread(li['sqlite3'])}",
