@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import ids
-from .content_actions import ContentActions
-from .reading import Progress
-from .resuming import Resuming
+from .keeper.catalog import Progress
+from .keeper.content import ContentActions
+from .keeper.resuming import Resuming
 
 if TYPE_CHECKING:
     from .store.fsck import FsckReport

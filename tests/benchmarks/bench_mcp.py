@@ -58,7 +58,7 @@ def make_journal(store: Path, repo: Path, events: int) -> None:
     committed) and a file version every 20th call; the turn marker 200 records before the end."""
     from sessionkeeper.api import Keeper
     from sessionkeeper.hooks.state import note_turn
-    from sessionkeeper.session import args_digest
+    from sessionkeeper.session.live import args_digest
 
     journal = Keeper(store).journal("claude", SID, workspace=str(repo))
     n = 0

@@ -227,7 +227,7 @@ def detect_secrets_run(bodies: list[bytes]) -> Callable[[], float] | None:
 def record_path(bodies: list[bytes], redactor: str) -> Callable[[], float]:
     """Session.record of the bodies as dicts, through the public API, into a fresh store, with
     redaction as it is now (`now`), with the wave-1 redact_json in its place, or `off`."""
-    import sessionkeeper.session as session_module
+    import sessionkeeper.session.live as session_module
     from sessionkeeper.api import Keeper
 
     events = [orjson.loads(b) for b in bodies]

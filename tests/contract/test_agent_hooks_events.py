@@ -410,7 +410,7 @@ def test_every_record_the_tool_hooks_build_is_valid_against_the_schema(agent: st
     record_built): an Edit of a file changed before it (its `seen` version), a Write, a shell
     call that changes files, commits and moves HEAD (a new baseline), a TodoWrite / update_plan,
     a failed call and a large result (kept as its digest). Each record is then validated."""
-    from sessionkeeper.validate import validate_event
+    from sessionkeeper.session.validate import validate_event
 
     _started(agent, repo, store_dir)
     (repo / "payment.py").write_text("def charge(amount):\n    return amount  # user\n")

@@ -12,7 +12,7 @@ from sessionkeeper.errors import OperationConflict
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.recovery.subsystems.context import Context
 from sessionkeeper.recovery.subsystems.operations import Operations
-from sessionkeeper.session import Session
+from sessionkeeper.session.live import Session
 from sessionkeeper.store.reader import read_latest, read_rollout
 
 

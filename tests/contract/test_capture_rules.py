@@ -18,7 +18,7 @@ import pytest
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import InvalidEvent
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
-from sessionkeeper.session import Session
+from sessionkeeper.session.live import Session
 from sessionkeeper.store.blobs import BlobStore
 
 from ..conftest import git

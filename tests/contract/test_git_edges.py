@@ -143,7 +143,7 @@ def test_a_tag_named_like_the_branch_is_no_branch_drift(store_dir, repo):
     git(repo, "tag", "fix/payment")
     report = keeper.check_resume(before.thread_id, workspace=str(repo))
     assert (report.verdict, report.differences) == ("ok", [])
-    from sessionkeeper.journal_fold import _head_moved
+    from sessionkeeper.keeper.journal_fold import _head_moved
     from sessionkeeper.recovery import gitrun, queries
 
     with keeper.start(repo) as after:

@@ -14,7 +14,7 @@ import pytest
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import IndexBusy
-from sessionkeeper.session import Session
+from sessionkeeper.session.live import Session
 from sessionkeeper.store.index import ListQuery
 from sessionkeeper.store.store import Store
 

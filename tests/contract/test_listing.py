@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.events import GitBaseline, RepoIdentity
-from sessionkeeper.listing import summaries
+from sessionkeeper.keeper.listing import summaries
 from sessionkeeper.recovery.summary import estimate_state
 from sessionkeeper.store.index import ThreadRow
 

@@ -14,10 +14,10 @@ import pytest
 from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreDamaged, StoreFull
 from sessionkeeper.events import Durability
 from sessionkeeper.schema import SessionMeta
+from sessionkeeper.session.validate import event_body
 from sessionkeeper.store.reader import Status, parse_rollout
 from sessionkeeper.store.recorder import Recorder
 from sessionkeeper.store.sinks import FileSink, MemorySink
-from sessionkeeper.validate import event_body
 
 META = SessionMeta(thread_id="0" * 8 + "-0000-4000-8000-" + "0" * 12,
                    session_id="1" * 8 + "-1111-4111-8111-" + "1" * 12, cwd="/w")

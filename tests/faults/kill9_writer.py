@@ -29,7 +29,7 @@ import threading
 import time
 
 from sessionkeeper.api import Keeper
-from sessionkeeper.validate import event_body
+from sessionkeeper.session.validate import event_body
 
 # the sizes of the peer probe (reliability.md §2 vii): large lines are the ones a kill can tear
 SIZES = (200, 500, 900, 3_000, 6_000, 70_000, 300_000)

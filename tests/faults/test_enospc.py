@@ -24,7 +24,7 @@ import pytest
 from sessionkeeper.api import Keeper
 from sessionkeeper.errors import DurabilityLost, SessionReadOnly, StoreFull
 from sessionkeeper.events import Durability
-from sessionkeeper.session import Session
+from sessionkeeper.session.live import Session
 from sessionkeeper.store.recorder import Recorder
 from sessionkeeper.store.sinks import FileSink
 

@@ -81,7 +81,7 @@ async def test_the_first_listing_starts_the_workspaces_git_look_up_before_making
     listing twice: the first listing asks its baseline cache for the workspace ahead while no
     Keeper exists yet, the second asks nothing ahead; both estimate the thread ok."""
     from sessionkeeper.api import Keeper
-    from sessionkeeper.listing import BaselineCache
+    from sessionkeeper.keeper.listing import BaselineCache
 
     Keeper(store_dir).start(repo, title="listed").close()
     ls = SessionKeeperServer(store=str(store_dir))

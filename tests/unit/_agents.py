@@ -166,7 +166,7 @@ def _branch(repo: Path) -> str:
 def assert_valid_records(agent: str, scenario: str) -> None:
     """Every record read from the scenario's files validates as an event and seq runs 1..n."""
     from sessionkeeper import agents
-    from sessionkeeper.validate import validate_event
+    from sessionkeeper.session.validate import validate_event
 
     for found in files(agent, root(agent, scenario)):
         result = agents.get(agent).read(found)

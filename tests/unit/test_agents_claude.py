@@ -9,8 +9,8 @@ import pytest
 from sessionkeeper import agents
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.schema import SessionMeta
+from sessionkeeper.session.validate import validate_event
 from sessionkeeper.store.reader import Status
-from sessionkeeper.validate import validate_event
 from tests.conftest import git, init_repo
 from tests.unit._agents import (
     assert_valid_records,

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from sessionkeeper import agents
-from sessionkeeper.agent_threads import agent_thread_id
 from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable
 from sessionkeeper.agents.hermes import thread_of
 from sessionkeeper.agents.importer import AgentSources, import_agents
+from sessionkeeper.keeper.agent_threads import agent_thread_id
 from sessionkeeper.recovery.replay import replay
+from sessionkeeper.session.validate import validate_event
 from sessionkeeper.store.index.memory import MemoryIndex
-from sessionkeeper.validate import validate_event
 from tests.unit._agents import AGENT_FIXTURES, tree_digest
 
 REAL = AGENT_FIXTURES / "hermes" / "real"

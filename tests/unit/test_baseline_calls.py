@@ -109,7 +109,7 @@ def test_the_listing_cache_starts_the_root_commits_beside_head_only_when_it_know
         repo: Path, git_events: list[tuple[str, tuple[str, ...]]]) -> None:
     """Fixture: `repo`; a BaselineCache asked twice with entries that expire at once: the first
     look starts rev-list beside rev-parse, the second (HEAD unchanged) runs rev-parse only."""
-    from sessionkeeper.listing import BaselineCache
+    from sessionkeeper.keeper.listing import BaselineCache
 
     cache = BaselineCache(ttl=0)
     first = cache.get(str(repo))

@@ -50,10 +50,10 @@ def thread(repo: Path, store_dir: Path) -> str:
     return session.thread_id
 
 
-HEAVY = {"pydantic", "filelock", "sessionkeeper.validate", "sessionkeeper.session",
+HEAVY = {"pydantic", "filelock", "sessionkeeper.session.validate", "sessionkeeper.session.live",
          "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck",
          "sessionkeeper.schema", "git", "pygls", "lsprotocol", "sessionkeeper.lsp", "watchfiles",
-         "sessionkeeper.api", "sessionkeeper.content_actions", "shutil", "bz2", "lzma", "psycopg",
+         "sessionkeeper.api", "sessionkeeper.keeper.content", "shutil", "bz2", "lzma", "psycopg",
          "sessionkeeper.store.remote.shared"}
 """Not for a listing nor a check: validation, writing, locks, the record schema, GitPython, the
 LSP stack, the Keeper's writes and content actions (`cli.common.reader` reads), and the shutil
@@ -80,7 +80,7 @@ ONLY_WHEN_READ = [
     "logging",  # an import that fails logs it
     "hashlib",  # hashing files (a dirty fingerprint, an agent file's anchors)
     "sessionkeeper.recovery.lifecycle",  # the hooks a session runs
-    "sessionkeeper.rewinding",  # content actions
+    "sessionkeeper.keeper.rewinding",  # content actions
     "sessionkeeper.store.log",  # a thread's records read back by seq (a replay's, a session's)
     "sessionkeeper.store.codec",
     "sessionkeeper.recovery.verdicts",  # the decisions a resume takes
@@ -122,7 +122,7 @@ def test_a_clean_start_validates_nothing(repo: Path, store_dir: Path) -> None:
     """Fixture: `repo`, clean; `sessionkeeper start` records meta and lifecycle only."""
     code, modules = _loaded("start", "--workspace", str(repo), "--store", str(store_dir))
     assert code == 0
-    assert "pydantic" not in modules and "sessionkeeper.validate" not in modules
+    assert "pydantic" not in modules and "sessionkeeper.session.validate" not in modules
 
 
 def test_a_clean_start_builds_only_meta_and_lifecycle_records(repo: Path, store_dir: Path) -> None:
@@ -165,7 +165,7 @@ def test_the_start_hook_of_a_new_session_validates_nothing_with_pydantic(
                           text=True, check=True)
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["code"] == 0
-    assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
+    assert {"pydantic", "sessionkeeper.session.validate"} & set(out["modules"]) == set()
     written = records(store_dir, agent, SID)
     assert [r["path"] for r in written if r.get("change") == "seen"] == ["payment.py"]
     meta = Keeper(store_dir, read_only=True).journal_rollouts(agent, SID)[0].meta
@@ -194,7 +194,7 @@ def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path
                               capture_output=True, text=True, check=True)
         out = json.loads(done.stdout.splitlines()[-1])
         assert out["code"] == 0
-        assert {"pydantic", "sessionkeeper.validate"} & set(out["modules"]) == set()
+        assert {"pydantic", "sessionkeeper.session.validate"} & set(out["modules"]) == set()
         # nor a record class of the schema: it records dicts into a journal that exists
         assert [m for m in out["modules"] if m.startswith("sessionkeeper.schema.")] == []
     kinds = [r["type"] for r in records(store_dir, "claude", SID)]
@@ -209,7 +209,7 @@ THIN_HOOK = {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.errors", "sess
              "sessionkeeper.recovery.content_rules", "sessionkeeper.recovery.git_env",
              "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.store",
              "sessionkeeper.store.blob_stash", "sessionkeeper.store.home", "sessionkeeper.store.spool",
-             "sessionkeeper.tool_calls", "sessionkeeper.jsontext"}
+             "sessionkeeper.session.tool_calls", "sessionkeeper.jsontext"}
 """Every module of ours a tool hook may load (issue 26: the thin hook)."""
 NOT_IN_A_TOOL_HOOK = {"dataclasses", "typing", "subprocess", "pathlib", "orjson", "pydantic",
                       "platformdirs", "zstandard", "filelock", "sqlite3", "hashlib", "inspect",

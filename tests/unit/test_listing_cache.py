@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionkeeper.listing import BaselineCache
+from sessionkeeper.keeper.listing import BaselineCache
 from sessionkeeper.recovery.baseline import capture
 from tests.conftest import git
 
@@ -74,7 +74,7 @@ def test_invalidate_forgets_and_outside_git_is_never_cached(
 def test_a_listing_baseline_asks_no_origin_and_estimates_as_the_full_one(
         repo: Path, git_calls: list[tuple[str, ...]]) -> None:
     """Fixture: `repo` with an origin; the listing's baseline beside the full capture."""
-    from sessionkeeper.listing import workspace_baseline
+    from sessionkeeper.keeper.listing import workspace_baseline
 
     git(repo, "remote", "add", "origin", "https://example.invalid/r.git")
     git_calls.clear()

@@ -15,11 +15,11 @@ import pytest
 from sessionkeeper.cli import main
 from sessionkeeper.hooks.entry import _look_ahead
 from sessionkeeper.hooks.payload import HookInput, parse
-from sessionkeeper.reading import Reading
+from sessionkeeper.keeper.catalog import Reading
+from sessionkeeper.keeper.resuming import Resuming
+from sessionkeeper.keeper.sessions import Starting
 from sessionkeeper.recovery import gitrun, queries
 from sessionkeeper.recovery.file_capture import differing_files
-from sessionkeeper.resuming import Resuming
-from sessionkeeper.starting import Starting
 from tests.conftest import git
 
 

@@ -14,7 +14,7 @@ from sessionkeeper.events import blob_refs, describe
 from sessionkeeper.recovery.baseline import current_workspace
 from sessionkeeper.recovery.subsystems.file_history import NOT_CAPTURED, FileHistory
 from sessionkeeper.recovery.subsystems.rewinds import Rewinds
-from sessionkeeper.validate import validate_event
+from sessionkeeper.session.validate import validate_event
 
 from ._recovery import folded, rec
 

@@ -4,7 +4,7 @@ docstrings (they are read for it alone)."""
 from __future__ import annotations
 
 from sessionkeeper import events
-from sessionkeeper.validate import event_body, json_schema
+from sessionkeeper.session.validate import event_body, json_schema
 
 
 def test_the_json_schema_keeps_the_field_docstrings() -> None:

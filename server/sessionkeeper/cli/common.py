@@ -14,7 +14,7 @@ import orjson
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
-    from ..resuming import Resuming
+    from ..keeper.resuming import Resuming
 
 Subparsers = Any  # argparse's _SubParsersAction (private)
 
@@ -50,7 +50,7 @@ def reader(args: argparse.Namespace) -> Resuming:
     """`keeper(args, reads_only=True, agents=True)` with only its reads, checks and resumes: what
     `list`, `show` and `--check-resume` call (they import no content actions, fsck nor
     `sessionkeeper.api`)."""
-    from ..resuming import Resuming
+    from ..keeper.resuming import Resuming
 
     return Resuming(args.store, **_settings(args, reads_only=True, agents=True))
 

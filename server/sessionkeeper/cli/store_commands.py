@@ -303,7 +303,7 @@ def sync_store(args: argparse.Namespace) -> int:
 
 def schema(args: argparse.Namespace) -> int:
     """The JSON Schema of a rollout line, every field described."""
-    from ..validate import json_schema
+    from ..session.validate import json_schema
 
     emit(json_schema())
     return 0

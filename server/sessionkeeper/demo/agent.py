@@ -18,7 +18,7 @@ import orjson
 
 from ..api import Keeper
 from ..events import Durability
-from ..session import Session
+from ..session.live import Session
 from .project import PAYMENT_FIXED, REGRESSION
 
 

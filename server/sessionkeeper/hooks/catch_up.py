@@ -56,7 +56,7 @@ def run(store: str, agent: str, session_id: str) -> int:
     from pathlib import Path
 
     from ..errors import SessionKeeperError
-    from ..journals import journal_root
+    from ..keeper.journals import journal_root
     from .keeping import forget, keeper_of, remember
 
     root = journal_root(store, agent)

@@ -17,7 +17,7 @@ import os
 
 from .. import jsontext
 from ..errors import HookInputInvalid
-from ..tool_calls import EDIT_TOOLS, SHELL_TOOLS, TODO_TOOLS
+from ..session.tool_calls import EDIT_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..api import Keeper
     from ..events import Source
     from ..recovery.report import Report
-    from ..session import Session
+    from ..session.live import Session
 
 _JOURNAL_WAIT_S = 3.0
 
@@ -62,8 +62,8 @@ def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
     if hook.event == "SessionStart":
         return _start(hook, keeper, root)
     if hook.event in TOOL_EVENTS:  # a session without a journal (`fast` found no spool)
-        from ..journal_fold import fold
-        from ..journals import journal_root
+        from ..keeper.journal_fold import fold
+        from ..keeper.journals import journal_root
         from .spooling import spool_call
 
         with _writing(keeper, hook, root) as journal:  # its journal, and so its spool, start

@@ -15,9 +15,9 @@ import time
 
 from .. import jsontext
 from ..recovery.queries import CHANGED, HEAD
+from ..session.tool_calls import SHELL_TOOLS, inside, named_paths
 from ..store import blob_stash, spool
 from ..store.home import default_root
-from ..tool_calls import SHELL_TOOLS, inside, named_paths
 from . import capture, tally
 
 TYPE_CHECKING = False

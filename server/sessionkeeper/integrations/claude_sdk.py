@@ -40,7 +40,7 @@ from ..api import Keeper
 from ..errors import InvalidId
 from ..events import Durability
 from ..recovery.subsystems.transcripts import Transcripts
-from ..session import Session
+from ..session.live import Session
 from ..store.index import ThreadRow
 from ..store.layout import ensure_private_dir
 from .live import LiveThreads, framework_thread_id, keeper_of

@@ -22,7 +22,7 @@ from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 from ..api import Keeper
 from ..events import Durability
 from ..recovery.subsystems.checkpoints import Checkpoints, Entry, History, fold_history
-from ..session import Session
+from ..session.live import Session
 from .live import LiveThreads
 from .payloads import Payloads, Serializer, is_empty
 

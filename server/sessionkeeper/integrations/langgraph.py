@@ -54,7 +54,7 @@ from ..recovery.report import Decision, Report
 from ..recovery.subsystems.checkpoints import MISSING, Checkpoints, Entry, History
 from ..redact import redact_text, redact_value
 from ..schema import Event
-from ..session import Session
+from ..session.live import Session
 from ..store.blobs import BlobStore
 from ..store.index import ThreadRow
 from .graph_async import ThreadedAsync

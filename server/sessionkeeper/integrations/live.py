@@ -22,7 +22,7 @@ import orjson
 
 from ..api import Keeper
 from ..errors import SessionReadOnly, UnknownThread
-from ..session import Session
+from ..session.live import Session
 from ..store.index import ThreadRow
 
 _NAMESPACE = uuid.UUID("6d1f3c2e-9b4a-5e7f-8c1d-2a3b4c5d6e7f")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..recovery.report import Report
     from ..recovery.summary import ThreadSummary
     from ..recovery.verdicts import Verdict
-    from ..session import Session
+    from ..session.live import Session
     from ..store.index import SessionRow, ThreadRow
     from ..store.reader import Rollout
     from ..store.recorder import Ack

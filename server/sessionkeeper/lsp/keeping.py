@@ -24,7 +24,7 @@ from .options import ServerOptions
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
-    from ..listing import BaselineCache
+    from ..keeper.listing import BaselineCache
     from ..recovery.lifecycle import HookRegistry
     from ..schema import ClientInfo
     from .agent_roots import RootsWatcher
@@ -85,7 +85,7 @@ class KeeperHost:
     def baselines(self) -> BaselineCache:
         """The workspaces' git baselines picker pages reuse (made on first need)."""
         if self._baselines is None:
-            from ..listing import BaselineCache
+            from ..keeper.listing import BaselineCache
 
             self._baselines = BaselineCache()
         return self._baselines

@@ -50,7 +50,7 @@ from .wire import SessionKeeperProtocol
 if TYPE_CHECKING:  # the resume's plan and report are loaded by the first resume
     from ..api import Keeper
     from ..recovery.report import Report
-    from ..session import Session
+    from ..session.live import Session
     from .agent_roots import RootsWatcher
     from .gitops import Head
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..api import Keeper
-    from ..session import Session
+    from ..session.live import Session
     from .gitops import Head
 
 log = logging.getLogger("sessionkeeper.lsp")

@@ -177,7 +177,7 @@ def _git_change(kind: str, then: Difference, moves: list[Move], unrecorded: Diff
 def _files(now: Replayed, from_then: list[Difference], from_now: list[Difference], seq: int,
            calls: dict[int, Record]) -> list[dict[str, Any]]:
     """Every file changed since the seq: its versions since, who made them, the disk now."""
-    from ..rewinding import history_of
+    from ..keeper.rewinding import history_of
 
     history = history_of(now.state)
     outside = {_path(d): d for d in from_now if d.kind in FILE_KINDS}

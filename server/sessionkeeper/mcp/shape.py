@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import ToolInputInvalid
 
 if TYPE_CHECKING:
-    from ..rewinding import RewindReport
+    from ..keeper.rewinding import RewindReport
 
 LIST_MAX = 20
 TEXT_MAX = 200

@@ -121,6 +121,6 @@ def _named(keeper: Keeper, agent: str | None, session_id: str, how: str) -> Targ
 
 def _journals_exist(keeper: Keeper, agent: str) -> bool:
     """True when the store holds journals of `agent` (a read-only Keeper creates no folder)."""
-    from ..journals import journal_root
+    from ..keeper.journals import journal_root
 
     return os.path.isdir(journal_root(keeper.store.layout.root, agent))

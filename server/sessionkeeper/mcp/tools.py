@@ -151,8 +151,8 @@ class Tools:
 
     def in_doubt_operations(self, *, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Tool calls started and never finished, with what to check before running them again."""
+        from ..keeper.rewinding import history_of
         from ..recovery.subsystems.operations import Operations
-        from ..rewinding import history_of
 
         found, now = self.session(meta)
         differences, _ = self._validated(now)
@@ -185,8 +185,8 @@ class Tools:
 
     def file_history(self, path: str, *, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The versions of one file the session knows, with their authors, and the disk now."""
+        from ..keeper.rewinding import history_of
         from ..recovery.subsystems.file_history import FileHistory
-        from ..rewinding import history_of
 
         found, now = self.session(meta)
         cwd = str(now.meta.get("cwd"))
@@ -297,7 +297,7 @@ class Tools:
                        path: str | None) -> tuple[int, list[str] | None]:
         """(the seq to rewind to, the paths or None for all): a path alone goes back to before the
         agent's latest change of it."""
-        from ..rewinding import history_of
+        from ..keeper.rewinding import history_of
 
         rel = shape.workspace_path(str(now.meta.get("cwd")), path) if path is not None else None
         if to_seq is not None:

@@ -47,7 +47,7 @@ from .subsystems.file_history import FileHistory
 
 if TYPE_CHECKING:
     from ..policy import SessionPolicy
-    from ..session import Session
+    from ..session.live import Session
 
 log = logging.getLogger("sessionkeeper.capture")
 

@@ -25,9 +25,9 @@ from ..rpc import InvalidParams, rpc
 from ..server import SessionKeeperServer as Server
 
 if TYPE_CHECKING:
+    from ...keeper.rewinding import RewindReport
     from ...recovery import diff as domain
     from ...recovery.versions import Version
-    from ...rewinding import RewindReport
     from ...store.blobs import BlobStore
 
 

@@ -47,7 +47,7 @@ from ..server import SessionKeeperServer as Server
 
 if TYPE_CHECKING:  # a started server loads no session, schema or report types
     from ...recovery.report import Report
-    from ...session import Session
+    from ...session.live import Session
     from ...store.recorder import Ack
 
 

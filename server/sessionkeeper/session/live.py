@@ -20,23 +20,23 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import orjson
 
-from . import ids
-from .errors import InvalidEvent, SessionKeeperError
-from .events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
+from .. import ids
+from ..errors import InvalidEvent, SessionKeeperError
+from ..events import KEEPER_TYPES, Durability, Record, Source, own_body, plain
+from ..policy import SessionPolicy
+from ..recovery.baseline import capture
+from ..recovery.lifecycle import HookRegistry, HookRun
+from ..recovery.state import SessionState
+from ..recovery.status import StatusSummary, status_summary
+from ..redact import redact_json
+from ..store.recorder import Ack
 from .operations import OperationCalls, OperationTicket, args_digest
-from .policy import SessionPolicy
-from .recovery.baseline import capture
-from .recovery.lifecycle import HookRegistry, HookRun
-from .recovery.state import SessionState
-from .recovery.status import StatusSummary, status_summary
-from .redact import redact_json
-from .store.recorder import Ack
 
 if TYPE_CHECKING:
-    from .recovery.content import Captured
-    from .schema import Event
-    from .store.reader import Rollout
-    from .store.writer import SessionWriter
+    from ..recovery.content import Captured
+    from ..schema import Event
+    from ..store.reader import Rollout
+    from ..store.writer import SessionWriter
 
 __all__ = ["OperationTicket", "Session", "Transition", "args_digest"]
 
@@ -209,7 +209,7 @@ class Session(OperationCalls):
                 event = {**event, "args_digest": args_digest(event["args"])}
             self._check_transition(event)
         elif kind == "file_change" and isinstance(event.get("path"), str):
-            from .recovery import file_capture  # blobs, git: only for file changes
+            from ..recovery import file_capture  # blobs, git: only for file changes
 
             event = {**event, "path": self._workspace_path(event["path"])}
             event = file_capture.complete(event, self, content=content, own=own)
@@ -223,7 +223,7 @@ class Session(OperationCalls):
 
     def see_workspace(self) -> list[Ack]:
         """Record as `seen` the files differing from the baseline commit, as the thread lacks them."""
-        from .recovery import file_capture
+        from ..recovery import file_capture
 
         events = file_capture.scan(self)  # built from git's answers and the files: no validation
         return self._record(list(events), durability=None, own=False, built=True) if events else []
@@ -280,7 +280,7 @@ class Session(OperationCalls):
     def transition(self, source: Source, reason: str, *, decision: str | None = None,
                    context: Record | None = None) -> Transition:
         """Record a lifecycle event durably, then fire the hooks for `source` (failures isolated)."""
-        from .schema import Lifecycle
+        from ..schema import Lifecycle
 
         ack = self._record([Lifecycle(source=source, reason=reason, decision=decision)],
                            durability=Durability.DURABLE, own=True)[0]
@@ -378,7 +378,7 @@ _event_body: Callable[[Any], bytes] | None = None
 
 def _is_event(value: object) -> bool:
     """True for a schema record (loaded only then: a tool hook records plain dicts only)."""
-    from .schema import Event
+    from ..schema import Event
 
     return isinstance(value, Event)
 

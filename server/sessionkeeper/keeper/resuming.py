@@ -15,22 +15,22 @@ import os
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import ids
-from .errors import GitRefused, InvalidEvent, InvalidId, ThreadBusy, UnknownThread
-from .reading import Reading
-from .recovery.baseline import identity_of
-from .store.index import ListQuery, ThreadRow
+from .. import ids
+from ..errors import GitRefused, InvalidEvent, InvalidId, ThreadBusy, UnknownThread
+from ..recovery.baseline import identity_of
+from ..store.index import ListQuery, ThreadRow
+from .catalog import Reading
 
 if TYPE_CHECKING:  # imported where first needed: a check loads only its own part
     from filelock import BaseFileLock
 
-    from .recovery.findings import Difference
-    from .recovery.lifecycle import HookRun
-    from .recovery.plan import Action
-    from .recovery.replay import Replayed
-    from .recovery.report import Decision, Report
-    from .session import Session
-    from .store.reader import Rollout
+    from ..recovery.findings import Difference
+    from ..recovery.lifecycle import HookRun
+    from ..recovery.plan import Action
+    from ..recovery.replay import Replayed
+    from ..recovery.report import Decision, Report
+    from ..session.live import Session
+    from ..store.reader import Rollout
 
 
 class Resuming(Reading):
@@ -68,11 +68,11 @@ class Resuming(Reading):
 
     def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
                 requested: dict[str, Any] | None) -> Report:
-        from .recovery.advice import advise
-        from .recovery.assess import assess
-        from .recovery.baseline import current_workspace
-        from .recovery.identity import find_moved, reidentify
-        from .recovery.subsystems.worktree import Worktree
+        from ..recovery.advice import advise
+        from ..recovery.assess import assess
+        from ..recovery.baseline import current_workspace
+        from ..recovery.identity import find_moved, reidentify
+        from ..recovery.subsystems.worktree import Worktree
 
         worktree = replayed.state.get(Worktree)
         note = None
@@ -115,7 +115,7 @@ class Resuming(Reading):
                latest: bool = False,
                requested: dict[str, Any] | None = None) -> tuple[Report, Session | None]:
         """Resume for real: the report, and the new session (None when nothing continues)."""
-        from .recovery.report import DECISIONS
+        from ..recovery.report import DECISIONS
 
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
@@ -141,7 +141,7 @@ class Resuming(Reading):
     def _resume_here(self, thread: str, *, workspace: str, decision: Decision | None,
                      requested: dict[str, Any] | None) -> tuple[Report, Session | None]:
         """`resume` once the thread is pulled and its shared lease is ours."""
-        from .recovery.plan import plan
+        from ..recovery.plan import plan
 
         try:
             lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
@@ -193,7 +193,7 @@ class Resuming(Reading):
 
     def _quarantine(self, replayed: Replayed) -> list[dict[str, Any]]:
         """Cut the torn tails of a thread off (its lock is held) and say where they went."""
-        from .store.quarantine import quarantine_tail
+        from ..store.quarantine import quarantine_tail
 
         out = []
         for rollout in replayed.rollouts:
@@ -219,8 +219,8 @@ class Resuming(Reading):
     def fork(self, thread_id: str, *, at_seq: int | None = None,
              workspace: str | None = None) -> Session:
         """Start a new thread from a thread's state as of `at_seq` (default: its latest seq)."""
-        from .recovery.replay import replay
-        from .store.log import thread_log
+        from ..recovery.replay import replay
+        from ..store.log import thread_log
 
         self._sync_live(thread_id)
         rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
@@ -241,7 +241,7 @@ class Resuming(Reading):
 
 def _explained(difference: Difference, root: str) -> Difference:
     """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
-    from .recovery.advice import head_moved
+    from ..recovery.advice import head_moved
 
     if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
         return difference

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from . import ids
-from .errors import InvalidEvent, OperationConflict
-from .events import Durability, Record
-from .recovery.subsystems.operations import Operations
-from .store.recorder import Ack
+from .. import ids
+from ..errors import InvalidEvent, OperationConflict
+from ..events import Durability, Record
+from ..recovery.subsystems.operations import Operations
+from ..store.recorder import Ack
 
 if TYPE_CHECKING:
-    from .recovery.state import SessionState
-    from .schema import Event
-    from .store.writer import SessionWriter
+    from ..recovery.state import SessionState
+    from ..schema import Event
+    from ..store.writer import SessionWriter
 
 
 def args_digest(args: Any) -> str:

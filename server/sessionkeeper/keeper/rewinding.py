@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidEvent, InvalidWorkspace
-from .events import Durability, Record
+from ..errors import InvalidEvent, InvalidWorkspace
+from ..events import Durability, Record
 
 if TYPE_CHECKING:
-    from .recovery.rewind import FileOutcome, FileStep, RewindPlan, RewindResult
-    from .recovery.state import SessionState
-    from .schema import Event
-    from .session import Session
-    from .store.blobs import BlobStore
+    from ..recovery.rewind import FileOutcome, FileStep, RewindPlan, RewindResult
+    from ..recovery.state import SessionState
+    from ..schema import Event
+    from ..session.live import Session
+    from ..store.blobs import BlobStore
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,14 @@ class RewindReport:
 
 def history_of(state: SessionState) -> Any:
     """The file history subsystem of a state."""
-    from .recovery.subsystems.file_history import FileHistory
+    from ..recovery.subsystems.file_history import FileHistory
 
     return state.get(FileHistory)
 
 
 def undo_target(state: SessionState) -> tuple[int, list[str], int, int]:
     """(to_seq, paths, undo_of, guard_after) of `rewind --undo`; InvalidEvent if nothing to undo."""
-    from .recovery.subsystems.rewinds import Rewinds, changed
+    from ..recovery.subsystems.rewinds import Rewinds, changed
 
     latest = state.get(Rewinds).latest()
     if latest is None:
@@ -100,10 +100,10 @@ def plan(state: SessionState, *, workspace: str, to_seq: int, paths: Sequence[st
     InvalidWorkspace when the workspace is not a directory here (moved or deleted): its files would
     all look deleted, and a restore would create the old path anew.
     """
-    from .recovery.baseline import PathEscapesRoot, file_hash
-    from .recovery.rewind import plan_rewind
-    from .recovery.subsystems.file_history import norm_path
-    from .recovery.versions import state_at
+    from ..recovery.baseline import PathEscapesRoot, file_hash
+    from ..recovery.rewind import plan_rewind
+    from ..recovery.subsystems.file_history import norm_path
+    from ..recovery.versions import state_at
 
     if not os.path.isdir(workspace):
         raise InvalidWorkspace(f"the workspace {workspace} is not a directory here: a rewind can "
@@ -138,7 +138,7 @@ def carry_out(session: Session, planned: RewindPlan, *, blobs: BlobStore, undo_o
 
 def finish_interrupted(session: Session, *, blobs: BlobStore, allow_secret_files: bool) -> int | None:
     """Finish a rewind a crash interrupted (never forced again); its begin seq, or None."""
-    from .recovery.subsystems.rewinds import Rewinds
+    from ..recovery.subsystems.rewinds import Rewinds
 
     open_one = session.state.get(Rewinds).interrupted()
     if open_one is None:
@@ -153,8 +153,8 @@ def finish_interrupted(session: Session, *, blobs: BlobStore, allow_secret_files
 
 def _save_forced(session: Session, planned: RewindPlan, *, blobs: BlobStore) -> None:
     """Keep each forced file's content (a blob and an `external` version) before the rewind."""
-    from .recovery.rewind import read_regular
-    from .store.blobs import content_key
+    from ..recovery.rewind import read_regular
+    from ..store.blobs import content_key
 
     history = history_of(session.state)
     events: list[Record | Event] = []
@@ -181,7 +181,7 @@ def _save_forced(session: Session, planned: RewindPlan, *, blobs: BlobStore) -> 
 
 def _begin(session: Session, planned: RewindPlan, *, undo_of: int | None,
            paths: Sequence[str] | None) -> int:
-    from .schema import Lifecycle, RewindInfo
+    from ..schema import Lifecycle, RewindInfo
 
     assert planned.to_seq is not None
     what = f"undo of the rewind at seq {undo_of}" if undo_of is not None else \
@@ -199,8 +199,8 @@ def _execute(session: Session, planned: RewindPlan, *, blobs: BlobStore, begin_s
 
     `begun`: the actions an interrupted rewind planned ({path: action}), when this finishes it.
     """
-    from .recovery.rewind import execute
-    from .schema import Lifecycle, RewindInfo
+    from ..recovery.rewind import execute
+    from ..schema import Lifecycle, RewindInfo
 
     assert planned.to_seq is not None
     result = execute(planned, workspace=session.workspace, blobs=blobs)
@@ -238,7 +238,7 @@ def guarded(planned: RewindPlan, history: Mapping[str, Any], *, escaping: Iterab
              guard_after: int | None, force: bool, allow_secret_files: bool) -> RewindPlan:
     """The plan with what the Keeper refuses besides the planner: escaping paths, secret files
     (never stored, so their deletion could not be undone) and, for an undo, later versions."""
-    from .recovery.content import is_secret_file
+    from ..recovery.content import is_secret_file
 
     out_of_tree = set(escaping)
     steps: list[FileStep] = []
@@ -283,6 +283,6 @@ def _unrecorded(last: Mapping[str, Any] | None, now: str | None) -> bool:
 
 def undo_available(state: SessionState) -> bool:
     """True if the thread has a finished rewind that changed a file (`rewind --undo` has work)."""
-    from .recovery.subsystems.rewinds import Rewinds
+    from ..recovery.subsystems.rewinds import Rewinds
 
     return state.get(Rewinds).latest() is not None

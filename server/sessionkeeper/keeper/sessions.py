@@ -15,23 +15,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import ids
-from .errors import InvalidEvent, InvalidWorkspace, UnknownThread
-from .events import Durability, Source, plain
-from .policy import ResetPolicy, SessionPolicy
-from .recovery.baseline import capture
-from .store.store import Store
+from .. import ids
+from ..errors import InvalidEvent, InvalidWorkspace, UnknownThread
+from ..events import Durability, Source, plain
+from ..policy import ResetPolicy, SessionPolicy
+from ..recovery.baseline import capture
+from ..store.store import Store
 
 if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
     from filelock import BaseFileLock
 
-    from .agents.importer import AgentSources
+    from ..agents.importer import AgentSources
+    from ..recovery.lifecycle import HookRegistry, HookRun
+    from ..recovery.replay import Replayed
+    from ..recovery.state import SessionState
+    from ..schema import ClientInfo, Permissions, SessionMeta
+    from ..session.live import Session
     from .listing import BaselineCache
-    from .recovery.lifecycle import HookRegistry, HookRun
-    from .recovery.replay import Replayed
-    from .recovery.state import SessionState
-    from .schema import ClientInfo, Permissions, SessionMeta
-    from .session import Session
 
 
 class Starting:
@@ -71,7 +71,7 @@ class Starting:
     @cached_property
     def client(self) -> ClientInfo:
         """Who records: given, or the Python API."""
-        from .schema import ClientInfo
+        from ..schema import ClientInfo
 
         given = self._client() if callable(self._client) else self._client
         return given or ClientInfo(name="sessionkeeper-python")
@@ -79,7 +79,7 @@ class Starting:
     @cached_property
     def hooks(self) -> HookRegistry:
         """The hooks its sessions run: given, else an empty registry (made on first need)."""
-        from .recovery.lifecycle import HookRegistry
+        from ..recovery.lifecycle import HookRegistry
 
         return self._hooks if self._hooks is not None else HookRegistry()
 
@@ -109,9 +109,9 @@ class Starting:
         records none (a framework thread that names no workspace of its own); `lock`: the new
         thread's writer lock when the caller already holds it; `reason`: of the startup record.
         """
-        from .recovery.state import SessionState
-        from .schema import Machine, SessionMeta
-        from .store.machine import host_name, user_name
+        from ..recovery.state import SessionState
+        from ..schema import Machine, SessionMeta
+        from ..store.machine import host_name, user_name
 
         cwd = _directory(workspace)
         thread = ids.thread_id(thread_id) if thread_id is not None else ids.new_id()
@@ -130,10 +130,10 @@ class Starting:
 
     def _open(self, meta: SessionMeta, *, first_seq: int, state: SessionState,
               lock: BaseFileLock | None = None) -> Session:
-        from .events import own_body
-        from .redact import redact_value
-        from .session import Session
-        from .store.log import thread_log
+        from ..events import own_body
+        from ..redact import redact_value
+        from ..session.live import Session
+        from ..store.log import thread_log
 
         record = plain(meta)
         if self.policy.redact:  # titles, paths and client names reach disk and the index too
@@ -168,9 +168,9 @@ class Starting:
         Returns the session and what its lifecycle hooks did. `lock`: the thread's writer lock
         when the caller already holds it (it passes to the session).
         """
-        from .recovery.status import status_summary
-        from .schema import ForkedFrom, Machine, SessionMeta
-        from .store.machine import host_name, user_name
+        from ..recovery.status import status_summary
+        from ..schema import ForkedFrom, Machine, SessionMeta
+        from ..store.machine import host_name, user_name
 
         previous = replayed.meta
         cwd = _directory(workspace)
@@ -199,9 +199,9 @@ class Starting:
 
     def attach(self, session_id: str) -> Session:
         """Re-open the newest session of a thread to record more (e.g. `sessionkeeper record`)."""
-        from .recovery.replay import replay
-        from .session import Session
-        from .store.log import thread_log
+        from ..recovery.replay import replay
+        from ..session.live import Session
+        from ..store.log import thread_log
 
         writer, _ = self.store.reopen(session_id, durability=self.durability)
         try:
@@ -229,8 +229,8 @@ def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
     """Permissions from the caller, checked (an unknown mode is an InvalidEvent)."""
     from typing import get_args
 
-    from .events import ApprovalMode, SandboxPolicy
-    from .schema import Permissions
+    from ..events import ApprovalMode, SandboxPolicy
+    from ..schema import Permissions
 
     if isinstance(given, Permissions):
         return given
@@ -241,7 +241,7 @@ def _permissions(given: Permissions | dict[str, Any] | None) -> Permissions:
             given[k] in choices for k, choices in known.items() if k in given) and isinstance(
             given.get("tool_profile", ""), str):  # the plain valid case: no pydantic needed
         return Permissions(**given)
-    from .validate import validate_event
+    from ..session.validate import validate_event
 
     event = validate_event({"type": "permissions", **(given or {})})
     return Permissions(**{f.name: getattr(event, f.name) for f in dataclasses.fields(Permissions)})

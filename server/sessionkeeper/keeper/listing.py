@@ -17,15 +17,15 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import GitRefused
-from .recovery.baseline import capture, from_head, head_of, identity_started
+from ..errors import GitRefused
+from ..recovery.baseline import capture, from_head, head_of, identity_started
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from .events import GitBaseline
-    from .recovery.summary import BaselineSource, ResumeState, ThreadSummary
-    from .store.index import ThreadRow
+    from ..events import GitBaseline
+    from ..recovery.summary import BaselineSource, ResumeState, ThreadSummary
+    from ..store.index import ThreadRow
 
 Stamp = tuple[tuple[int, int, int] | None, ...]
 
@@ -139,7 +139,7 @@ def summaries(rows: list[ThreadRow], *, workspace: str | None, baseline: GitBase
               sources: Mapping[str, BaselineSource] | None = None) -> list[ThreadSummary]:
     """ThreadSummaries of index rows, each estimated against the workspace's baseline
     (`sources`: where an agent thread's baseline comes from, by thread id)."""
-    from .recovery.summary import estimate_key, estimate_state, thread_summary
+    from ..recovery.summary import estimate_key, estimate_state, thread_summary
 
     given = sources or {}
     if not rows or workspace is None:  # no workspace: nothing to estimate against

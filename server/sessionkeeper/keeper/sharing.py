@@ -13,17 +13,17 @@ import sys
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .errors import IndexUnavailable, ThreadBusy
-from .starting import Starting
-from .store.index import ListQuery, ThreadRow
-from .store.index.rows import newest_first
+from ..errors import IndexUnavailable, ThreadBusy
+from ..store.index import ListQuery, ThreadRow
+from ..store.index.rows import newest_first
+from .sessions import Starting
 
 if TYPE_CHECKING:
-    from .session import Session
-    from .store.remote.lease import Lease, Taken
-    from .store.remote.pull import PullReport
-    from .store.remote.push import PushReport
-    from .store.remote.shared import Shared
+    from ..session.live import Session
+    from ..store.remote.lease import Lease, Taken
+    from ..store.remote.pull import PullReport
+    from ..store.remote.push import PushReport
+    from ..store.remote.shared import Shared
 
 
 class Sharing(Starting):
@@ -34,8 +34,8 @@ class Sharing(Starting):
         """The store's connection to the shared server (None: no shared index configured)."""
         if not self.shared_index:
             return None
-        from .store.remote.identity import store_id
-        from .store.remote.shared import Shared
+        from ..store.remote.identity import store_id
+        from ..store.remote.shared import Shared
 
         return Shared(self.shared_index, store_id=store_id(self.store.layout.root))
 
@@ -49,7 +49,7 @@ class Sharing(Starting):
 
     def sync(self, *, thread_id: str | None = None) -> PushReport:
         """Push the store's sessions (of one thread) and blobs to the shared server."""
-        from .store.remote.push import push
+        from ..store.remote.push import push
 
         shared = self.shared
         if shared is None:
@@ -63,7 +63,7 @@ class Sharing(Starting):
         shared = self.shared
         if shared is None or self.read_only:
             return None
-        from .store.remote.pull import pull_thread
+        from ..store.remote.pull import pull_thread
 
         try:
             return pull_thread(self.store, shared, thread_id)
@@ -80,8 +80,8 @@ class Sharing(Starting):
         machine continues it); None when already ours, or no shared index can be reached."""
         if self.shared is None or self.read_only or thread_id in self._leases:
             return None
-        from .store.machine import host_name, user_name
-        from .store.remote.lease import Lease
+        from ..store.machine import host_name, user_name
+        from ..store.remote.lease import Lease
 
         lease = Lease(self.shared.url, thread_id=thread_id, machine=host_name(), user=user_name())
         try:

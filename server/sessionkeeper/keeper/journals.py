@@ -24,23 +24,23 @@ import os
 import time
 from typing import TYPE_CHECKING, cast
 
-from . import ids
-from .errors import InvalidId, InvalidWorkspace, SessionKeeperError, ThreadBusy, UnknownThread
-from .store import spool
-from .store.layout import ensure_private_dir
+from .. import ids
+from ..errors import InvalidId, InvalidWorkspace, SessionKeeperError, ThreadBusy, UnknownThread
+from ..store import spool
+from ..store.layout import ensure_private_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .api import Keeper
-    from .events import Durability
-    from .policy import SessionPolicy
-    from .recovery.replay import Replayed
-    from .schema import ClientInfo
-    from .session import Session
-    from .store.index import ThreadRow
-    from .store.reader import Rollout
-    from .store.store import Store
+    from ..api import Keeper
+    from ..events import Durability
+    from ..policy import SessionPolicy
+    from ..recovery.replay import Replayed
+    from ..schema import ClientInfo
+    from ..session.live import Session
+    from ..store.index import ThreadRow
+    from ..store.reader import Rollout
+    from ..store.store import Store
 
 JOURNALS = "journals"
 """The folder of the journal stores inside a store."""
@@ -56,7 +56,7 @@ def journal_root(store_root: os.PathLike[str] | str, agent: str) -> str:
 
 def _agent_name(agent: str) -> str:
     """A known agent's name (it becomes part of a path); InvalidId otherwise."""
-    from . import agents
+    from .. import agents
 
     if not isinstance(agent, str) or agent not in agents.names():
         raise InvalidId(f"unknown agent {agent!r}: expected one of {agents.names()}")
@@ -65,7 +65,7 @@ def _agent_name(agent: str) -> str:
 
 def _session_id(raw: object) -> str:
     """The agent's session id in canonical form (a UUID, as both agents write them)."""
-    from .agents.base import canonical_uuid
+    from ..agents.base import canonical_uuid
 
     found = canonical_uuid(raw)
     if found is None:
@@ -174,7 +174,7 @@ class Journals:
 
     def read_journal(self, agent: str, agent_session_id: str) -> Replayed | None:
         """An agent session's journal folded on its own, or None when there is none."""
-        from .recovery.replay import replay
+        from ..recovery.replay import replay
 
         rollouts = self.journal_rollouts(agent, agent_session_id)
         return replay(rollouts, agent=agent) if rollouts else None

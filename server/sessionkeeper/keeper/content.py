@@ -14,17 +14,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import ids
-from .errors import InvalidEvent, UnknownVersion
+from .. import ids
+from ..errors import InvalidEvent, UnknownVersion
 
 if TYPE_CHECKING:  # imported where first needed: building a Keeper loads none of the content actions
-    from .recovery.diff import FileDiff
-    from .recovery.replay import Replayed
-    from .recovery.state import SessionState
+    from ..recovery.diff import FileDiff
+    from ..recovery.replay import Replayed
+    from ..recovery.state import SessionState
+    from ..session.live import Session
+    from ..store.blobs import BlobStore, GcReport
+    from ..store.store import Store
     from .rewinding import RewindReport
-    from .session import Session
-    from .store.blobs import BlobStore, GcReport
-    from .store.store import Store
 
 __all__ = ["ContentActions"]
 
@@ -60,7 +60,7 @@ class ContentActions:
     def diff(self, thread_id: str, *, from_seq: int | None = None, to_seq: int | None = None,
              path: str | None = None, squash: bool = False) -> list[FileDiff]:
         """Unified diffs of a thread's file versions after `from_seq` up to `to_seq`, with authors."""
-        from .recovery.diff import diff_history
+        from ..recovery.diff import diff_history
         from .rewinding import history_of
 
         history = history_of(self.replay(ids.thread_id(thread_id)).state)
@@ -69,9 +69,9 @@ class ContentActions:
 
     def blob(self, thread_id: str, key: str) -> bytes:
         """The content of a file version the thread's history names (BlobMissing / BlobCorrupt)."""
-        from .errors import BlobMissing
+        from ..errors import BlobMissing
+        from ..store.blobs import check_key
         from .rewinding import history_of
-        from .store.blobs import check_key
 
         history = history_of(self.replay(ids.thread_id(thread_id)).state)
         if check_key(key) not in history.hashes():
@@ -145,7 +145,7 @@ class ContentActions:
 
     def trailers(self, thread_id: str, *, coauthor: str | None = None) -> tuple[str, str]:
         """The commit trailers of a thread: `Co-authored-by:` (its agent) and `Agent-Session:`."""
-        from .recovery.trailers import commit_trailers
+        from ..recovery.trailers import commit_trailers
 
         thread = ids.thread_id(thread_id)
         replayed = self.replay(thread)
@@ -157,7 +157,7 @@ class ContentActions:
 
         The thread defaults to the latest one of `workspace`; returns the agent-authored paths.
         """
-        from .recovery import trailers
+        from ..recovery import trailers
         from .rewinding import history_of
 
         if thread_id is None:
@@ -176,12 +176,12 @@ class ContentActions:
     def blob_references(self) -> tuple[set[str], set[str]]:
         """(every blob a rollout names as stored, archived ones included; what live threads need:
         the file versions a rewind needs, the values and writes of the newest checkpoints)."""
-        from .events import blob_refs
-        from .recovery.replay import replay
-        from .recovery.subsystems.checkpoints import Checkpoints
+        from ..events import blob_refs
+        from ..recovery.replay import replay
+        from ..recovery.subsystems.checkpoints import Checkpoints
+        from ..store.locks import rollout_moves_lock
+        from ..store.reader import read_rollout
         from .rewinding import history_of
-        from .store.locks import rollout_moves_lock
-        from .store.reader import read_rollout
 
         referenced: set[str] = set()
         threads: dict[str, list[Any]] = {}
@@ -220,7 +220,7 @@ class ContentActions:
 
 def _coauthor(given: str | None, agent: str) -> Any:
     """The identity to credit: given as `Name <email>`, else $SESSIONKEEPER_COAUTHOR, else the agent's."""
-    from .recovery.trailers import KNOWN_AGENTS, Coauthor
+    from ..recovery.trailers import KNOWN_AGENTS, Coauthor
 
     text = given or os.environ.get("SESSIONKEEPER_COAUTHOR")
     if text:

@@ -12,14 +12,14 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..store.index import ListQuery, SessionRow, ThreadRow
 from .agent_threads import AgentThreads
 from .journals import Journals
 from .sharing import Sharing
-from .store.index import ListQuery, SessionRow, ThreadRow
 
 if TYPE_CHECKING:
-    from .recovery.replay import Replayed
-    from .recovery.summary import BaselineSource, ThreadSummary
+    from ..recovery.replay import Replayed
+    from ..recovery.summary import BaselineSource, ThreadSummary
 
 Progress = Callable[[int, int], None]
 
@@ -70,8 +70,8 @@ class Reading(Sharing, Journals, AgentThreads):
         """
         if self.is_agent_thread(thread_id):
             return self.replay_agent(thread_id)
-        from .recovery.replay import replay
-        from .store.log import thread_log
+        from ..recovery.replay import replay
+        from ..store.log import thread_log
 
         self._sync_live(thread_id)
         members, foreign = self.store.chain(thread_id)

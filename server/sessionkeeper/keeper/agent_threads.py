@@ -17,17 +17,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
-from .store.index import SUBAGENT, FileCheckpoint, SessionRow
+from ..errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
+from ..store.index import SUBAGENT, FileCheckpoint, SessionRow
 
 if TYPE_CHECKING:
-    from .agents.base import AgentFile
-    from .agents.importer import AgentSources, ImportCounts
-    from .recovery.replay import Replayed
-    from .recovery.report import AgentCommand, Report
-    from .recovery.verdicts import Decision
-    from .store.reader import Rollout
-    from .store.store import Store
+    from ..agents.base import AgentFile
+    from ..agents.importer import AgentSources, ImportCounts
+    from ..recovery.replay import Replayed
+    from ..recovery.report import AgentCommand, Report
+    from ..recovery.verdicts import Decision
+    from ..store.reader import Rollout
+    from ..store.store import Store
 
 Progress = Callable[[int, int], None]
 FRESH_S = 1.0
@@ -72,7 +72,7 @@ class AgentThreads:
         if not force and self._agents_at is not None and (
                 self.watching_agents or time.monotonic() - self._agents_at < FRESH_S):
             return None
-        from .agents.importer import Stamps, import_agents
+        from ..agents.importer import Stamps, import_agents
 
         sources = self.agent_sources
         stamps = self.__dict__.setdefault("_agent_stamps", Stamps())
@@ -126,8 +126,8 @@ class AgentThreads:
 
     def replay_agent(self, thread_id: str) -> Replayed:
         """An agent thread rebuilt from its file (read now, redacted) and its hook journal."""
-        from . import agents
-        from .recovery.sources import replay_with_journal
+        from .. import agents
+        from ..recovery.sources import replay_with_journal
 
         row, file, _ = self._main(thread_id)
         agent = agents.get(file.agent)
@@ -159,7 +159,7 @@ class AgentThreads:
         if subagents:
             notes.append(f"{len(subagents)} sub-agent transcript(s) belong to this thread"
                          + (f"; {doubt} of their tool call(s) never finished" if doubt else ""))
-        from . import agents
+        from .. import agents
 
         _, file, _ = self._main(thread_id)
         notes += agents.get(file.agent).check_notes(replayed.meta)
@@ -182,14 +182,14 @@ class AgentThreads:
         Never on `blocked` (a relocation checks again where the repository now is), on `drift`
         only with a decision; `fork` gives the agent's fork command. Nothing of ours is written.
         """
-        from . import agents
-        from .recovery.verdicts import DECISIONS
+        from .. import agents
+        from ..recovery.verdicts import DECISIONS
 
         thread_id = agent_thread_id(thread_id)
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         report = self.check_agent(thread_id, workspace=workspace, requested=requested)
-        from .recovery.plan import plan
+        from ..recovery.plan import plan
 
         action = plan(report, decision)
         if action.kind == "relocate" and action.workspace:
@@ -211,18 +211,18 @@ class AgentThreads:
         cwd = report.workspace
         import shlex
 
-        from .recovery.report import AgentCommand
+        from ..recovery.report import AgentCommand
 
         return report, AgentCommand(argv=list(argv), cwd=cwd, display=shlex.join(argv))
 
 
 def agent_thread_id(raw: str) -> str:
     """`raw` itself when it is a UUID, else the thread an agent derives from an id of its own."""
-    from .agents.base import canonical_uuid
+    from ..agents.base import canonical_uuid
 
     if canonical_uuid(raw) is not None:
         return raw
-    from . import agents
+    from .. import agents
 
     for name in agents.names():
         derived = agents.get(name).thread_id_of(raw)
@@ -236,7 +236,7 @@ def _raise_if_its_file_is_unreadable(thread_id: str,
     """Raise the AgentLogUnreadable of a file named after the thread: each agent names a session's
     file by its id (Codex `rollout-<time>-<id>.jsonl[.zst]`, Claude Code `<id>.jsonl`, an OpenClaw window
     `<store>#<id>`); failing that, the error of a whole store that could not be listed."""
-    from .agents.base import canonical_uuid
+    from ..agents.base import canonical_uuid
 
     wanted = canonical_uuid(thread_id)
     if wanted is None:
@@ -254,7 +254,7 @@ def _file_of(file: FileCheckpoint) -> AgentFile:
     """The reader's AgentFile of an imported file."""
     from pathlib import Path
 
-    from .agents.base import AgentFile
+    from ..agents.base import AgentFile
 
     return AgentFile(file.agent, file.kind, Path(file.path), Path(file.root),
                      archived=file.archived, parent=file.parent,
@@ -263,7 +263,7 @@ def _file_of(file: FileCheckpoint) -> AgentFile:
 
 def _redacted(log: Rollout) -> Rollout:
     """An agent's rollout with credentials redacted from every record (before any report)."""
-    from .redact import redact_value
+    from ..redact import redact_value
 
     meta = redact_value(log.meta) if log.meta is not None else None
     return dataclasses.replace(log, meta=meta, records=redact_value(log.records))
@@ -274,7 +274,7 @@ FIRST_SEEN_SOURCE = ("the workspace's branch and HEAD when Session Keeper first 
 
 
 def _records_git(agent: str) -> bool:
-    from . import agents
+    from .. import agents
 
     try:
         return agents.get(agent).records_git
@@ -314,7 +314,7 @@ def _with_identity(replayed: Replayed, identity: object, *, agent: str) -> Repla
     no repository at all) is dropped when the index found that folder in no repository, and so is
     a Hermes one (the classic CLI records the cwd only).
     """
-    from .recovery.subsystems.worktree import Worktree
+    from ..recovery.subsystems.worktree import Worktree
 
     if not isinstance(identity, dict):
         return replayed
@@ -363,8 +363,8 @@ def _other_remote(recorded: object, found: object) -> bool:
     """True when the log's origin URL and the one found at import time name different remotes."""
     if not isinstance(recorded, str) or not isinstance(found, str) or not recorded or not found:
         return False
-    from .events import RepoIdentity
-    from .recovery.comparison import same_repository
+    from ..events import RepoIdentity
+    from ..recovery.comparison import same_repository
 
     return same_repository(RepoIdentity(root_commits=[], remote_url=recorded),
                            RepoIdentity(root_commits=[], remote_url=found)) is False

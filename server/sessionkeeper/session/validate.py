@@ -12,9 +12,9 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from .errors import InvalidEvent
-from .events import SCHEMA_VERSION, STRICT, own_body, plain
-from .schema import (
+from ..errors import InvalidEvent
+from ..events import SCHEMA_VERSION, STRICT, own_body, plain
+from ..schema import (
     Baseline,
     Compacted,
     Cost,

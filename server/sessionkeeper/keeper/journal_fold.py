@@ -28,24 +28,24 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidEvent
-from .events import Durability, Record, plain
-from .operations import args_digest
-from .recovery.content import HashOnly, Missing, Stored
-from .recovery.file_capture import captured_fields, complete_known
-from .recovery.subsystems.file_history import FileHistory
-from .recovery.subsystems.operations import Operations
-from .recovery.subsystems.spooled import Spooled
-from .recovery.subsystems.worktree import Worktree
-from .store import spool
-from .store.reader import Damage
-from .tool_calls import SHELL_TOOLS, TODO_TOOLS, arguments, inside, small, todo_record
+from ..errors import InvalidEvent
+from ..events import Durability, Record, plain
+from ..recovery.content import HashOnly, Missing, Stored
+from ..recovery.file_capture import captured_fields, complete_known
+from ..recovery.subsystems.file_history import FileHistory
+from ..recovery.subsystems.operations import Operations
+from ..recovery.subsystems.spooled import Spooled
+from ..recovery.subsystems.worktree import Worktree
+from ..session.operations import args_digest
+from ..session.tool_calls import SHELL_TOOLS, TODO_TOOLS, arguments, inside, small, todo_record
+from ..store import spool
+from ..store.reader import Damage
 
 if TYPE_CHECKING:
-    from .recovery.content import Captured
-    from .recovery.state import SessionState
-    from .session import Session
-    from .store.reader import Rollout
+    from ..recovery.content import Captured
+    from ..recovery.state import SessionState
+    from ..session.live import Session
+    from ..store.reader import Rollout
 
 log = logging.getLogger("sessionkeeper.journals")
 
@@ -135,7 +135,7 @@ def _operation(call: dict[str, Any], payload: dict[str, Any]) -> Record:
 
 def _head_moved(call: dict[str, Any], state: SessionState, workspace: str) -> Record | None:
     """The new baseline when the shell call left HEAD or the branch elsewhere than recorded."""
-    from .recovery.baseline import from_head, head_from
+    from ..recovery.baseline import from_head, head_from
 
     answer = _object(call.get("git")).get("head")
     cwd = str(call.get("cwd") or workspace)
@@ -254,7 +254,7 @@ def with_spool(rollouts: list[Rollout], journal_root: str, session_id: str) -> l
     spools = [(path, spool.read(path)) for path in paths]
     if not rollouts or not any(lines.calls or lines.damaged for _path, lines in spools):
         return rollouts
-    from .recovery.replay import replay
+    from ..recovery.replay import replay
 
     replayed = replay(rollouts)
     state, newest = replayed.state, replayed.latest
