@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from sessionkeeper import rewinding
+from sessionkeeper.keeper import rewinding
 from sessionkeeper.api import Keeper
 from sessionkeeper.recovery.rewind import execute
 

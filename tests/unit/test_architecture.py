@@ -2,10 +2,11 @@
 
 Layers, top to bottom: surfaces (cli and mcp — the agents' MCP server —, lsp) → adapters that
 drive a Keeper (integrations: as a framework's storage backend; hooks: inside the agents' own
-hooks) → api (with the Keeper's parts starting, reading, resuming), demo, render → session (with
-its operations) → recovery → store → the vocabulary (events, schema, validate, ids, errors, clock,
-constraints, redact). Agents' log readers (agents) sit beside recovery: they may use store and the
-vocabulary, never a surface."""
+hooks) → api and the Keeper (`keeper/`: a facade over services), demo, render → session (a live
+session: its records, operations, validation) → recovery → store → the vocabulary (events, schema,
+ids, errors, clock, constraints, redact). Agents' log readers (agents) sit beside recovery: they
+may use store and the vocabulary, never a surface. Inside `keeper/`, no class inherits another
+of the package's, and nothing but the facade (and `api`, which names it) imports the facade."""
 
 from __future__ import annotations
 
@@ -16,11 +17,10 @@ LAYERS = [
     "cli | mcp",
     "lsp",
     "integrations | hooks",
-    "api | starting | sharing | reading | resuming | demo | render",
-    "session | operations",
+    "api | keeper | demo | render",
+    "session",
     "recovery | agents",
     "store",
-    "validate",
     "schema",
     "events | ids | errors | clock | constraints | redact",
 ]
@@ -70,3 +70,22 @@ def test_no_layer_imports_a_layer_above_it(graph: grimp.ImportGraph) -> None:
         layers=[layer for layer in layers if layer.module_tails], containers={"sessionkeeper"})
     assert not illegal, [(d.importer, d.imported, [r.chains for r in d.routes][:1])
                          for d in illegal]
+
+
+def test_no_service_of_the_keeper_inherits_another_nor_imports_the_facade(
+        graph: grimp.ImportGraph) -> None:
+    """Fixture: `graph`; every class defined in `sessionkeeper.keeper`."""
+    import importlib
+    import inspect
+
+    inherited, reaching = [], []
+    for name in sorted(m for m in graph.modules if m.startswith("sessionkeeper.keeper.")):
+        module = importlib.import_module(name)
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and cls.__module__ == name:
+                inherited += [(cls.__qualname__, base.__qualname__) for base in cls.__mro__[1:]
+                              if base.__module__.startswith("sessionkeeper.keeper")]
+        if name != "sessionkeeper.keeper.facade":
+            reaching += [(name, m) for m in graph.find_modules_directly_imported_by(name)
+                         if m in ("sessionkeeper.keeper.facade", "sessionkeeper.api")]
+    assert not inherited and not reaching, (inherited, reaching)

@@ -53,10 +53,10 @@ def thread(repo: Path, store_dir: Path) -> str:
 HEAVY = {"pydantic", "filelock", "sessionkeeper.session.validate", "sessionkeeper.session.live",
          "sessionkeeper.store.recorder", "sessionkeeper.render", "sessionkeeper.store.fsck",
          "sessionkeeper.schema", "git", "pygls", "lsprotocol", "sessionkeeper.lsp", "watchfiles",
-         "sessionkeeper.api", "sessionkeeper.keeper.content", "shutil", "bz2", "lzma", "psycopg",
+         "shutil", "bz2", "lzma", "psycopg",
          "sessionkeeper.store.remote.shared"}
 """Not for a listing nor a check: validation, writing, locks, the record schema, GitPython, the
-LSP stack, the Keeper's writes and content actions (`cli.common.reader` reads), and the shutil
+LSP stack, the Keeper's writes and what content actions load when called, and the shutil
 argparse imports to measure the terminal (`cli.common.Parser` measures it), and psycopg with the
 shared index (loaded only with --index / $SESSIONKEEPER_INDEX)."""
 
@@ -209,7 +209,7 @@ THIN_HOOK = {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.errors", "sess
              "sessionkeeper.recovery.content_rules", "sessionkeeper.recovery.git_env",
              "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.store",
              "sessionkeeper.store.blob_stash", "sessionkeeper.store.home", "sessionkeeper.store.spool",
-             "sessionkeeper.session.tool_calls", "sessionkeeper.jsontext"}
+             "sessionkeeper.session", "sessionkeeper.session.tool_calls", "sessionkeeper.jsontext"}
 """Every module of ours a tool hook may load (issue 26: the thin hook)."""
 NOT_IN_A_TOOL_HOOK = {"dataclasses", "typing", "subprocess", "pathlib", "orjson", "pydantic",
                       "platformdirs", "zstandard", "filelock", "sqlite3", "hashlib", "inspect",

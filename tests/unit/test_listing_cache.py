@@ -111,7 +111,7 @@ def test_a_capture_ahead_forgotten_meanwhile_is_not_kept(
     rather than wait for it, and the held capture's stale answer, when it comes, is not cached."""
     import threading
 
-    from sessionkeeper import listing
+    from sessionkeeper.keeper import listing
 
     entered, release = threading.Event(), threading.Event()
     real = listing.head_of

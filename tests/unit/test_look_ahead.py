@@ -15,9 +15,9 @@ import pytest
 from sessionkeeper.cli import main
 from sessionkeeper.hooks.entry import _look_ahead
 from sessionkeeper.hooks.payload import HookInput, parse
-from sessionkeeper.keeper.catalog import Reading
-from sessionkeeper.keeper.resuming import Resuming
-from sessionkeeper.keeper.sessions import Starting
+from sessionkeeper.keeper.catalog import Catalog
+from sessionkeeper.keeper.resuming import Recovery
+from sessionkeeper.keeper.sessions import Sessions
 from sessionkeeper.recovery import gitrun, queries
 from sessionkeeper.recovery.file_capture import differing_files
 from tests.conftest import git
@@ -104,9 +104,9 @@ def _marked(monkeypatch: pytest.MonkeyPatch, spawned: list[tuple[str, ...]], own
 
 
 @pytest.mark.parametrize(("command", "owner", "method", "first"), [
-    (["start"], Starting, "start", [queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED]),
-    (["list", "--json"], Reading, "threads", [queries.HEAD, queries.ROOTS]),
-    (["--check-resume", "--latest"], Resuming, "check_resume", [queries.HEAD]),
+    (["start"], Sessions, "start", [queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED]),
+    (["list", "--json"], Catalog, "threads", [queries.HEAD, queries.ROOTS]),
+    (["--check-resume", "--latest"], Recovery, "check_resume", [queries.HEAD]),
 ], ids=["start", "list", "check-resume"])
 def test_a_command_starts_what_it_asks_git_before_it_works_and_asks_nothing_twice(
         repo: Path, tmp_path: Path, spawned: list[tuple[str, ...]], capsys: pytest.CaptureFixture[str],

@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from sessionkeeper import validate
+from sessionkeeper.session import validate
 from sessionkeeper.events import KEEPER_TYPES, RECORD_TYPES, RULES, describe
 from sessionkeeper.schema import RECORD_CLASSES, type_of
 

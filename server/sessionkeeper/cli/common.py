@@ -14,7 +14,6 @@ import orjson
 if TYPE_CHECKING:
     from ..agents.importer import AgentSources
     from ..api import Keeper
-    from ..keeper.resuming import Resuming
 
 Subparsers = Any  # argparse's _SubParsersAction (private)
 
@@ -46,13 +45,10 @@ def keeper(args: argparse.Namespace, *, reads_only: bool = False,
     return Keeper(args.store, **_settings(args, reads_only=reads_only, agents=agents))
 
 
-def reader(args: argparse.Namespace) -> Resuming:
-    """`keeper(args, reads_only=True, agents=True)` with only its reads, checks and resumes: what
-    `list`, `show` and `--check-resume` call (they import no content actions, fsck nor
-    `sessionkeeper.api`)."""
-    from ..keeper.resuming import Resuming
-
-    return Resuming(args.store, **_settings(args, reads_only=True, agents=True))
+def reader(args: argparse.Namespace) -> Keeper:
+    """`keeper(args, reads_only=True, agents=True)`: what `list`, `show` and `--check-resume`
+    read with (the content actions and fsck they never call load nothing until called)."""
+    return keeper(args, reads_only=True, agents=True)
 
 
 def _settings(args: argparse.Namespace, *, reads_only: bool, agents: bool) -> dict[str, Any]:

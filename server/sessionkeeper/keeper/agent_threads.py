@@ -14,45 +14,40 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentLogUnreadable, IndexBusy, InvalidEvent, UnknownThread
 from ..store.index import SUBAGENT, FileCheckpoint, SessionRow
+from .assessing import assess_here
 
 if TYPE_CHECKING:
     from ..agents.base import AgentFile
-    from ..agents.importer import AgentSources, ImportCounts
+    from ..agents.importer import ImportCounts, Stamps
     from ..recovery.replay import Replayed
     from ..recovery.report import AgentCommand, Report
     from ..recovery.verdicts import Decision
+    from ..store.catalog import Progress
     from ..store.reader import Rollout
-    from ..store.store import Store
+    from .ground import Ground
+    from .journals import Journals
 
-Progress = Callable[[int, int], None]
 FRESH_S = 1.0
 """Without a watcher, listings within this long of an import reuse it."""
 IDENTITY_SOURCE = "Session Keeper's index: the repository found at the session's cwd when imported"
 
 
 class AgentThreads:
-    """Mixin of `Keeper`: imported agent threads (needs store, _assess, journal_rollouts)."""
+    """The threads read from the agents' own files: imported, replayed, checked, resumed."""
 
-    agent_sources: AgentSources | None
-    watching_agents: bool = False
-    _agents_at: float | None = None  # monotonic time of the last import (None: never, or changed)
-    _agents_changes: int = 0  # how many times agents_changed() was called (by a watcher thread)
-
-    @property
-    def store(self) -> Store:  # provided by Keeper
-        raise NotImplementedError
-
-    def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
-                requested: dict[str, Any] | None) -> Report:  # provided by Keeper
-        raise NotImplementedError
-
-    def journal_rollouts(self, agent: str, agent_session_id: str) -> list[Rollout]:  # Journals
-        raise NotImplementedError
+    def __init__(self, ground: Ground, journals: Journals[Any]) -> None:
+        """`journals`: the hook journals merged into an agent thread when it is read."""
+        self.ground = ground
+        self.journals = journals
+        self.watching_agents = False  # a surface watches the agents' roots (`agents_changed`)
+        self._agents_at: float | None = None  # monotonic time of the last import (None: never)
+        self._agents_changes = 0  # how many times agents_changed() was called (a watcher thread)
+        self._stamps: Stamps | None = None
 
     # ---- importing ------------------------------------------------------------------------------
 
@@ -67,18 +62,18 @@ class AgentThreads:
 
         `progress(done, total)` is called when files are read (first with done 0).
         """
-        if self.agent_sources is None:
+        if self.ground.agent_sources is None:
             return None
         if not force and self._agents_at is not None and (
                 self.watching_agents or time.monotonic() - self._agents_at < FRESH_S):
             return None
         from ..agents.importer import Stamps, import_agents
 
-        sources = self.agent_sources
-        stamps = self.__dict__.setdefault("_agent_stamps", Stamps())
+        sources = self.ground.agent_sources
+        stamps = self._stamps = self._stamps or Stamps()
         changes = self._agents_changes
         try:
-            counts = self.store.with_index(lambda index: import_agents(
+            counts = self.ground.store.with_index(lambda index: import_agents(
                 index, sources, progress=progress, stamps=stamps))
         except IndexBusy:
             return None  # another process writes the index: the next listing goes on
@@ -88,7 +83,7 @@ class AgentThreads:
 
     def agent_filter(self) -> tuple[str, ...]:
         """The agents whose imported threads a listing shows (none without sources)."""
-        return () if self.agent_sources is None else tuple(self.agent_sources.enabled())
+        return () if self.ground.agent_sources is None else tuple(self.ground.agent_sources.enabled())
 
     # ---- finding a thread's files ----------------------------------------------------------------
 
@@ -100,10 +95,12 @@ class AgentThreads:
         An agent's own id that is not a UUID (Hermes's) names the thread derived from it.
         """
         thread_id = agent_thread_id(thread_id)
-        found = self.store.imported_sessions(thread_id)
-        if not found and self.agent_sources is not None and self.store.thread_row(thread_id) is None:
+        store = self.ground.store
+        found = store.imported_sessions(thread_id)
+        if not found and self.ground.agent_sources is not None \
+                and store.thread_row(thread_id) is None:
             counts = self.import_agents(force=True)
-            found = self.store.imported_sessions(thread_id)
+            found = store.imported_sessions(thread_id)
             if not found and counts is not None:
                 _raise_if_its_file_is_unreadable(thread_id, counts.problems)
         return found
@@ -138,7 +135,7 @@ class AgentThreads:
             row, file, _ = self._main(thread_id)
             log = agent.load(_file_of(file))
         log = _redacted(log)
-        replayed = replay_with_journal(log, self.journal_rollouts(file.agent, row.thread_id),
+        replayed = replay_with_journal(log, self.journals.journal_rollouts(file.agent, row.thread_id),
                                        agent=file.agent)
         return _with_identity(replayed, (row.summary or {}).get("identity"), agent=file.agent)
 
@@ -147,7 +144,7 @@ class AgentThreads:
         """The resume report of an agent thread here (nothing changes anywhere)."""
         thread_id = agent_thread_id(thread_id)
         replayed = self.replay_agent(thread_id)
-        report = self._assess(thread_id, replayed, workspace=workspace, requested=requested)
+        report = assess_here(thread_id, replayed, workspace=workspace, requested=requested)
         return dataclasses.replace(report, notes=report.notes + self._agent_notes(thread_id,
                                                                                   replayed))
 
@@ -200,7 +197,7 @@ class AgentThreads:
         agent = agents.get(file.agent)
         if action.kind == "export":
             replayed = self.replay_agent(thread_id)
-            path = self.store.write_export(thread_id, {"meta": replayed.meta,
+            path = self.ground.store.write_export(thread_id, {"meta": replayed.meta,
                                                        "state": replayed.state.snapshot(),
                                                        "report": report.to_json()})
             return dataclasses.replace(report, export_path=str(path)), None

@@ -1,4 +1,4 @@
-"""The Keeper's reading: thread listings with their estimated resume state, and replay.
+"""The Keeper's catalog: thread listings with their estimated resume state, and replay.
 
 Reading never writes a rollout: it first writes out what this Keeper's own open sessions
 acknowledged (so a read sees it), and imports the agents' logs when they may have changed (their
@@ -9,23 +9,34 @@ never folded into the thread.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..store.index import ListQuery, SessionRow, ThreadRow
-from .agent_threads import AgentThreads
-from .journals import Journals
-from .sharing import Sharing
 
 if TYPE_CHECKING:
     from ..recovery.replay import Replayed
     from ..recovery.summary import BaselineSource, ThreadSummary
+    from ..store.catalog import Progress
+    from .agent_threads import AgentThreads
+    from .ground import Ground
+    from .journals import Journals
+    from .listing import BaselineCache
+    from .sharing import Sharing
 
-Progress = Callable[[int, int], None]
 
 
-class Reading(Sharing, Journals, AgentThreads):
-    """`Keeper`'s reads: rows and summaries of threads, a thread's sessions, its replayed state."""
+class Catalog:
+    """The reads: rows and summaries of threads, a thread's sessions, its replayed state."""
+
+    def __init__(self, ground: Ground, sharing: Sharing, journals: Journals[Any],
+                 agent_threads: AgentThreads) -> None:
+        """`sharing`: the team's rows and pulls; `journals`: which agent threads have one;
+        `agent_threads`: the threads read from the agents' files."""
+        self.ground = ground
+        self.sharing = sharing
+        self.journals = journals
+        self.agents = agent_threads
+        self.baselines: BaselineCache | None = None  # a long-lived process's git cache
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
              cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
@@ -34,11 +45,11 @@ class Reading(Sharing, Journals, AgentThreads):
         the agents' logs are imported first when they may have changed (`progress` while
         reading)."""
         cwd = os.path.realpath(workspace) if workspace else None
-        self._sync_live()
-        self.import_agents(progress)
+        self.ground.live.flush()
+        self.agents.import_agents(progress)
         query = ListQuery(cwd=cwd, include_archived=include_archived, cursor=cursor, limit=limit,
-                          agent=agent, agents=self.agent_filter(), machine=machine)
-        return self.shared_threads(query, self.store.list_threads(query))
+                          agent=agent, agents=self.agents.agent_filter(), machine=machine)
+        return self.sharing.shared_threads(query, self.ground.store.list_threads(query))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
                 cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
@@ -51,7 +62,7 @@ class Reading(Sharing, Journals, AgentThreads):
 
         rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
                          limit=limit, agent=agent, machine=machine, progress=progress)
-        hooked = self.journaled(rows)
+        hooked = self.journals.journaled(rows)
         sources: dict[str, BaselineSource] = {
             row.thread_id: "hook" if row.thread_id in hooked else "log"
             for row in rows if row.agent in ("codex", "claude")}
@@ -68,19 +79,20 @@ class Reading(Sharing, Journals, AgentThreads):
         A rollout that claims the thread's id without continuing it is not folded: it is damage
         (so a resume is blocked until a human looks), never a silent part of the thread.
         """
-        if self.is_agent_thread(thread_id):
-            return self.replay_agent(thread_id)
+        if self.agents.is_agent_thread(thread_id):
+            return self.agents.replay_agent(thread_id)
         from ..recovery.replay import replay
         from ..store.log import thread_log
 
-        self._sync_live(thread_id)
-        members, foreign = self.store.chain(thread_id)
-        rollouts = self.store.read_thread(thread_id, full=full, rows=members)
-        if self.spooled:
+        store = self.ground.store
+        self.ground.live.flush(thread_id)
+        members, foreign = store.chain(thread_id)
+        rollouts = store.read_thread(thread_id, full=full, rows=members)
+        if self.ground.spooled:
             from .journal_fold import with_spool
 
-            rollouts = with_spool(rollouts, str(self.store.layout.root), thread_id)
-        replayed = replay(rollouts, log=thread_log(self.store, thread_id))
+            rollouts = with_spool(rollouts, str(store.layout.root), thread_id)
+        replayed = replay(rollouts, log=thread_log(store, thread_id))
         replayed.damaged += [
             {"session_id": row.session_id, "line": 1, "kind": "foreign_session",
              "reason": f"{row.path} claims this thread (seq {row.first_seq}) but continues no "
@@ -89,8 +101,8 @@ class Reading(Sharing, Journals, AgentThreads):
 
     def thread_sessions(self, thread_id: str) -> list[SessionRow]:
         """The session rows of a thread, oldest first (an agent thread's: its files)."""
-        found = self.agent_sessions(thread_id)
+        found = self.agents.agent_sessions(thread_id)
         if found:
             return [row for row, _ in found]
-        self.pull(thread_id)
-        return self.store.thread_sessions(thread_id)
+        self.sharing.pull(thread_id)
+        return self.ground.store.thread_sessions(thread_id)

@@ -19,41 +19,30 @@ from ..errors import InvalidEvent, UnknownVersion
 
 if TYPE_CHECKING:  # imported where first needed: building a Keeper loads none of the content actions
     from ..recovery.diff import FileDiff
-    from ..recovery.replay import Replayed
     from ..recovery.state import SessionState
     from ..session.live import Session
     from ..store.blobs import BlobStore, GcReport
-    from ..store.store import Store
+    from .catalog import Catalog
+    from .ground import Ground
     from .rewinding import RewindReport
+    from .sessions import Sessions
 
-__all__ = ["ContentActions"]
+__all__ = ["Content"]
 
 
-class ContentActions:
-    """Mixin of `Keeper`: the content store's actions on a thread (needs store, live, replay, attach)."""
+class Content:
+    """The content store's actions on a thread: diffs, blobs, rewinds, trailers, gc."""
 
-    live: dict[str, Session]
-    blob_cap_bytes: int | None
-    allow_secret_files: bool
-
-    @property
-    def store(self) -> Store:  # provided by Keeper
-        raise NotImplementedError
-
-    def replay(self, thread_id: str, *, full: bool = False) -> Replayed:  # provided by Keeper
-        raise NotImplementedError
-
-    def attach(self, session_id: str) -> Session:  # provided by Keeper
-        raise NotImplementedError
-
-    def rows(self, *, workspace: str | None = None, include_archived: bool = False,
-             cursor: tuple[str, str] | None = None, limit: int = 50) -> list[Any]:  # by Keeper
-        raise NotImplementedError
+    def __init__(self, ground: Ground, catalog: Catalog, sessions: Sessions) -> None:
+        """`catalog` replays a thread, `sessions` attaches to one to rewind it."""
+        self.ground = ground
+        self.catalog = catalog
+        self.sessions = sessions
 
     @property
     def blobs(self) -> BlobStore:
         """The store's blobs."""
-        return self.store.blobs
+        return self.ground.store.blobs
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -63,7 +52,7 @@ class ContentActions:
         from ..recovery.diff import diff_history
         from .rewinding import history_of
 
-        history = history_of(self.replay(ids.thread_id(thread_id)).state)
+        history = history_of(self.catalog.replay(ids.thread_id(thread_id)).state)
         return diff_history(history.files, blobs=self.blobs, from_seq=from_seq, to_seq=to_seq,
                             path=path, squash=squash)
 
@@ -73,7 +62,7 @@ class ContentActions:
         from ..store.blobs import check_key
         from .rewinding import history_of
 
-        history = history_of(self.replay(ids.thread_id(thread_id)).state)
+        history = history_of(self.catalog.replay(ids.thread_id(thread_id)).state)
         if check_key(key) not in history.hashes():
             raise UnknownVersion(f"thread {thread_id} names no file version {key[:16]}…")
         reason = history.not_kept(key)
@@ -95,12 +84,12 @@ class ContentActions:
         if to_seq is not None and to_seq < 0:
             raise InvalidEvent(f"to_seq: {to_seq} is negative")
         if dry_run:
-            replayed = self.replay(thread)
+            replayed = self.catalog.replay(thread)
             return self._rewind(None, replayed.state, workspace=str(replayed.meta["cwd"]),
                                 to_seq=to_seq, paths=paths, force=force, undo=undo)
         with self._writable(thread) as session, session.exclusive():
             finished = rewinding.finish_interrupted(session, blobs=self.blobs,
-                                                    allow_secret_files=self.allow_secret_files)
+                                                    allow_secret_files=self.ground.allow_secret_files)
             report = self._rewind(session, session.state, workspace=session.workspace,
                                   to_seq=to_seq, paths=paths, force=force, undo=undo)
         return dataclasses.replace(report, finished=finished)
@@ -108,12 +97,12 @@ class ContentActions:
     @contextlib.contextmanager
     def _writable(self, thread: str) -> Iterator[Session]:
         """The thread's live session here, else its newest session attached (the writer lock)."""
-        session = self.live.get(thread)
+        session = self.ground.live.get(thread)
         if session is not None:
             yield session
             return
-        rows = self.store.thread_sessions(thread)
-        session = self.attach(rows[-1].session_id)
+        rows = self.ground.store.thread_sessions(thread)
+        session = self.sessions.attach(rows[-1].session_id)
         try:
             yield session
         finally:
@@ -132,7 +121,7 @@ class ContentActions:
         assert to_seq is not None
         planned = rewinding.plan(state, workspace=workspace, to_seq=to_seq, paths=paths,
                                  force=force, blobs=self.blobs,
-                                 allow_secret_files=self.allow_secret_files,
+                                 allow_secret_files=self.ground.allow_secret_files,
                                  guard_after=guard_after)
         if session is None:
             return RewindReport(planned, None, None, undo_of, None,
@@ -148,7 +137,7 @@ class ContentActions:
         from ..recovery.trailers import commit_trailers
 
         thread = ids.thread_id(thread_id)
-        replayed = self.replay(thread)
+        replayed = self.catalog.replay(thread)
         return commit_trailers(coauthor=_coauthor(coauthor, replayed.agent), thread_id=thread)
 
     def trail_commit(self, message_file: str, *, workspace: str, thread_id: str | None = None,
@@ -161,11 +150,11 @@ class ContentActions:
         from .rewinding import history_of
 
         if thread_id is None:
-            rows = self.rows(workspace=workspace, limit=1)
+            rows = self.catalog.rows(workspace=workspace, limit=1)
             if not rows:
                 return ()
             thread_id = rows[0].thread_id
-        replayed = self.replay(ids.thread_id(thread_id))
+        replayed = self.catalog.replay(ids.thread_id(thread_id))
         return trailers.trail_commit(message_file, workspace=workspace,
                                      history=history_of(replayed.state).files, read=self.blobs.get,
                                      coauthor=_coauthor(coauthor, replayed.agent),
@@ -187,9 +176,9 @@ class ContentActions:
         threads: dict[str, list[Any]] = {}
         live: set[str] = set()
         protect: set[str] = set()
-        with rollout_moves_lock(self.store.layout, shared=False):  # no rollout between places
+        with rollout_moves_lock(self.ground.store.layout, shared=False):  # no rollout between places
             found = [(read_rollout(Path(path)), archived)
-                     for path, archived in self.store.layout.scan_rollouts()]
+                     for path, archived in self.ground.store.layout.scan_rollouts()]
         for rollout, archived in found:
             for record in rollout.records:
                 referenced.update(blob_refs(record))
@@ -209,11 +198,9 @@ class ContentActions:
     def gc(self, *, cap_bytes: int | None = None, dry_run: bool = False,
            min_age_s: float = 3600.0) -> GcReport:
         """Remove blobs no rollout names; over the cap, the least recently used unprotected ones."""
-        for session in list(self.live.values()):
-            if session.writer.recorder.read_only_reason is None:
-                session.flush()  # buffered records name blobs too
+        self.ground.live.flush()  # buffered records name blobs too
         referenced, protect = self.blob_references()
-        cap = cap_bytes if cap_bytes is not None else self.blob_cap_bytes
+        cap = cap_bytes if cap_bytes is not None else self.ground.blob_cap_bytes
         return self.blobs.gc(referenced, cap_bytes=cap, protect=protect, min_age_s=min_age_s,
                              dry_run=dry_run)
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from .. import ids
 from ..errors import InvalidId, InvalidWorkspace, SessionKeeperError, ThreadBusy, UnknownThread
@@ -32,15 +33,12 @@ from ..store.layout import ensure_private_dir
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ..api import Keeper
-    from ..events import Durability
-    from ..policy import SessionPolicy
     from ..recovery.replay import Replayed
-    from ..schema import ClientInfo
     from ..session.live import Session
     from ..store.index import ThreadRow
     from ..store.reader import Rollout
     from ..store.store import Store
+    from .ground import Ground
 
 JOURNALS = "journals"
 """The folder of the journal stores inside a store."""
@@ -73,35 +71,48 @@ def _session_id(raw: object) -> str:
     return ids.thread_id(found)
 
 
-class Journals:
-    """Mixin of `Keeper`: the journals of agent sessions (needs store, read_only and defaults)."""
-
-    read_only: bool
-    durability: Durability
-    policy: SessionPolicy
+class JournalKeeper(Protocol):
+    """What a journal store's own Keeper is used for here (a `Keeper`)."""
 
     @property
-    def client(self) -> ClientInfo:  # provided by Keeper
-        raise NotImplementedError
+    def store(self) -> Store: ...
+
+    def attach(self, session_id: str) -> Session: ...
+
+    def start(self, workspace: str | os.PathLike[str], *, thread_id: str | None = None,
+              agent: str | None = None, lock: Any = None, reason: str = ...) -> Session: ...
+
+
+K = TypeVar("K", bound=JournalKeeper)
+
+
+class Journals(Generic[K]):
+    """The journals of agent sessions, each store's read and written by a Keeper of its own."""
+
+    def __init__(self, ground: Ground, keeper: Callable[..., K]) -> None:
+        """`keeper`: makes the Keeper of a journal store (`Keeper` itself, given its settings)."""
+        self.ground = ground
+        self._make = keeper
+        self._keepers: dict[str, K] = {}
 
     @property
-    def store(self) -> Store:  # provided by Keeper
-        raise NotImplementedError
+    def store(self) -> Store:
+        """The main store (the journal stores live inside it)."""
+        return self.ground.store
 
-    def journal_keeper(self, agent: str) -> Keeper:
+    def journal_keeper(self, agent: str) -> K:
         """The Keeper of `agent`'s journal store (for reading, diffs and rewinds of a journal)."""
-        cache: dict[str, Keeper] = self.__dict__.setdefault("_journal_keepers", {})
         name = _agent_name(agent)
-        if name not in cache:
-            root = journal_root(self.store.layout.root, name)
-            if not self.read_only:
+        if name not in self._keepers:
+            ground, root = self.ground, journal_root(self.store.layout.root, name)
+            if not ground.read_only:
                 ensure_private_dir(self.store.layout.root / JOURNALS, within=self.store.layout.root)
-            make = cast("type[Keeper]", type(self))  # the Keeper this mixin is part of
-            cache[name] = make(root, durability=self.durability, redact=self.policy.redact,
-                               client=lambda: self.client, read_only=self.read_only,
-                               content_limit_bytes=self.policy.content_limit_bytes,
-                               allow_secret_files=self.policy.allow_secret_files, spooled=True)
-        return cache[name]
+            self._keepers[name] = self._make(
+                root, durability=ground.durability, redact=ground.policy.redact,
+                client=lambda: ground.client, read_only=ground.read_only,
+                content_limit_bytes=ground.policy.content_limit_bytes,
+                allow_secret_files=ground.policy.allow_secret_files, spooled=True)
+        return self._keepers[name]
 
     def journal(self, agent: str, agent_session_id: str, *,
                 workspace: str | os.PathLike[str] | None = None,
@@ -147,7 +158,7 @@ class Journals:
         if not os.path.isdir(journal_root(self.store.layout.root, agent)):
             return []
         sub = self.journal_keeper(agent)
-        if not self.read_only and _newest(sub, thread) is not None:
+        if not self.ground.read_only and _newest(sub, thread) is not None:
             try:
                 self.journal(agent, thread, wait_s=0).close()
             except (SessionKeeperError, OSError) as exc:  # busy or unwritable: read as it is
@@ -180,7 +191,7 @@ class Journals:
         return replay(rollouts, agent=agent) if rollouts else None
 
 
-def _open(sub: Keeper, agent: str, thread: str, workspace: str | os.PathLike[str] | None) -> Session:
+def _open(sub: JournalKeeper, agent: str, thread: str, workspace: str | os.PathLike[str] | None) -> Session:
     """Attach to the journal's newest session, or create the journal (under its lock)."""
     newest = _newest(sub, thread)
     if newest is not None:
@@ -202,7 +213,7 @@ def _open(sub: Keeper, agent: str, thread: str, workspace: str | os.PathLike[str
     return session
 
 
-def _newest(sub: Keeper, thread: str) -> str | None:
+def _newest(sub: JournalKeeper, thread: str) -> str | None:
     """The newest session of a journal thread, or None when it has none."""
     try:
         return sub.store.thread_sessions(thread)[-1].session_id

@@ -19,22 +19,36 @@ from .. import ids
 from ..errors import GitRefused, InvalidEvent, InvalidId, ThreadBusy, UnknownThread
 from ..recovery.baseline import identity_of
 from ..store.index import ListQuery, ThreadRow
-from .catalog import Reading
+from .assessing import assess_here
 
 if TYPE_CHECKING:  # imported where first needed: a check loads only its own part
     from filelock import BaseFileLock
 
-    from ..recovery.findings import Difference
     from ..recovery.lifecycle import HookRun
     from ..recovery.plan import Action
     from ..recovery.replay import Replayed
     from ..recovery.report import Decision, Report
     from ..session.live import Session
     from ..store.reader import Rollout
+    from .agent_threads import AgentThreads
+    from .catalog import Catalog
+    from .ground import Ground
+    from .sessions import Sessions
+    from .sharing import Sharing
 
 
-class Resuming(Reading):
-    """`Keeper`'s resume, check and fork of a thread."""
+class Recovery:
+    """Check, resume and fork of a thread: the report first, then the decision carried out."""
+
+    def __init__(self, ground: Ground, catalog: Catalog, sessions: Sessions, sharing: Sharing,
+                 agent_threads: AgentThreads) -> None:
+        """`catalog` finds and replays threads, `sessions` continues them, `sharing` pulls them
+        and holds their leases; an agent's thread is `agent_threads`' to check and resume."""
+        self.ground = ground
+        self.catalog = catalog
+        self.sessions = sessions
+        self.sharing = sharing
+        self.agents = agent_threads
 
     def _resolve(self, thread_id: str | None, *, workspace: str, latest: bool) -> str:
         """The thread to resume: the given id, or the latest one of the workspace."""
@@ -42,13 +56,13 @@ class Resuming(Reading):
             from .agent_threads import agent_thread_id
 
             derived = agent_thread_id(thread_id)
-            if derived != thread_id and not self.is_agent_thread(derived):
+            if derived != thread_id and not self.agents.is_agent_thread(derived):
                 raise InvalidId(f"invalid thread id {thread_id!r}: expected a lowercase UUID, or the "
                                 "id of a Hermes session Session Keeper can read")
             return ids.thread_id(derived)
         if not latest:
             raise UnknownThread("name a thread or ask for the latest one")
-        rows = self.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)
+        rows = self.catalog.rows(workspace=workspace, limit=1) or self._rows_of_repository(workspace)
         if not rows:
             raise UnknownThread(f"no thread recorded for workspace {os.path.realpath(workspace)} "
                                 "or its repository")
@@ -62,54 +76,18 @@ class Resuming(Reading):
             return []
         if found is None or not found[1].root_commits:
             return []
-        self._sync_live()
-        return self.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1,
-                                                 agents=self.agent_filter()))
-
-    def _assess(self, thread: str, replayed: Replayed, *, workspace: str,
-                requested: dict[str, Any] | None) -> Report:
-        from ..recovery.advice import advise
-        from ..recovery.assess import assess
-        from ..recovery.baseline import current_workspace
-        from ..recovery.identity import find_moved, reidentify
-        from ..recovery.subsystems.worktree import Worktree
-
-        worktree = replayed.state.get(Worktree)
-        note = None
-        try:  # an agent's baseline names no root commit: rebuilt here from the commits it names
-            recorded, note = reidentify(replayed, worktree, os.path.abspath(workspace))
-        except ValueError:  # unreadable: the worktree's validation says so (blocked)
-            recorded = None
-        report = assess(replayed, current_workspace(workspace, requested=requested,
-                                                    recorded=recorded,
-                                                    recorded_cwd=worktree.state["cwd"]),
-                        thread_id=thread)
-        if note is not None:
-            report = dataclasses.replace(report, notes=[*report.notes, note])
-        kinds = {d.kind for d in report.differences}
-        if kinds & {"cwd_missing", "branch", "head"}:
-            if recorded is None:
-                return report
-            commits = worktree.named_commits()
-            if "cwd_missing" in kinds and (recorded.identity is not None or commits):
-                moved = find_moved(recorded.identity, near=report.workspace, commits=commits)
-                report = dataclasses.replace(report, relocate_to=moved)
-            elif report.verdict == "drift":
-                advice = advise(recorded, root=report.workspace)
-                report = dataclasses.replace(
-                    report, switch_back=advice.command, switch_back_worktree=advice.worktree,
-                    notes=report.notes + ([advice.note] if advice.note else []),
-                    differences=[_explained(d, report.workspace) for d in report.differences])
-        return report
+        self.ground.live.flush()
+        return self.ground.store.list_threads(ListQuery(repo_key=found[1].root_commits[0], limit=1,
+                                                 agents=self.agents.agent_filter()))
 
     def check_resume(self, thread_id: str | None, *, workspace: str, latest: bool = False,
                      requested: dict[str, Any] | None = None) -> Report:
         """Dry run of a resume: the report, nothing changed on disk."""
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
-        if self.is_agent_thread(thread):
-            return self.check_agent(thread, workspace=workspace, requested=requested)
-        self.pull(thread)
-        return self._assess(thread, self.replay(thread), workspace=workspace, requested=requested)
+        if self.agents.is_agent_thread(thread):
+            return self.agents.check_agent(thread, workspace=workspace, requested=requested)
+        self.sharing.pull(thread)
+        return assess_here(thread, self.catalog.replay(thread), workspace=workspace, requested=requested)
 
     def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
                latest: bool = False,
@@ -120,19 +98,19 @@ class Resuming(Reading):
         if decision is not None and decision not in DECISIONS:
             raise InvalidEvent(f"unknown decision {decision!r}: expected one of {list(DECISIONS)}")
         thread = self._resolve(thread_id, workspace=workspace, latest=latest)
-        if self.is_agent_thread(thread):  # the agent's to continue: never a session of ours
-            return self.resume_agent(thread, workspace=workspace, decision=decision,
+        if self.agents.is_agent_thread(thread):  # the agent's to continue: never a session of ours
+            return self.agents.resume_agent(thread, workspace=workspace, decision=decision,
                                      requested=requested)[0], None
-        self.pull(thread)
-        taken = self.take_lease(thread) if decision not in ("fork", "export") else None
+        self.sharing.pull(thread)
+        taken = self.sharing.take_lease(thread) if decision not in ("fork", "export") else None
         try:
             report, session = self._resume_here(thread, workspace=workspace, decision=decision,
                                                 requested=requested)
         except BaseException:
-            self.release_lease(thread)
+            self.sharing.release_lease(thread)
             raise
         if session is None or session.thread_id != thread:  # nothing continues the thread here
-            self.release_lease(thread)
+            self.sharing.release_lease(thread)
         if taken is not None and taken.took_over_from:
             report = dataclasses.replace(report, notes=[
                 *report.notes, f"took the thread over from {taken.took_over_from}"])
@@ -144,14 +122,14 @@ class Resuming(Reading):
         from ..recovery.plan import plan
 
         try:
-            lock: BaseFileLock | None = self.store.lock_thread(thread, purpose="resume it")
+            lock: BaseFileLock | None = self.ground.store.lock_thread(thread, purpose="resume it")
         except ThreadBusy:
             if decision not in ("fork", "export"):
                 raise
             lock = None  # open elsewhere: forking or exporting only reads it (no quarantine)
         try:  # read, decide and carry out under the writer lock: nothing is appended meanwhile
-            replayed = self.replay(thread)
-            report = self._assess(thread, replayed, workspace=workspace, requested=requested)
+            replayed = self.catalog.replay(thread)
+            report = assess_here(thread, replayed, workspace=workspace, requested=requested)
             if not replayed.rollouts:
                 return report, None
             action = plan(report, decision)
@@ -165,7 +143,7 @@ class Resuming(Reading):
             if lock is not None:
                 report = dataclasses.replace(report, quarantined=self._quarantine(replayed))
             if action.kind == "export":
-                path = self.store.write_export(thread, {"meta": replayed.meta,
+                path = self.ground.store.write_export(thread, {"meta": replayed.meta,
                                                         "state": replayed.state.snapshot(),
                                                         "report": report.to_json()})
                 return dataclasses.replace(report, export_path=str(path)), None
@@ -186,7 +164,7 @@ class Resuming(Reading):
                    decision: Decision | None, *,
                    lock: BaseFileLock | None) -> tuple[Session, HookRun]:
         fork = action.kind == "fork"
-        return self.continue_thread(replayed, workspace=report.workspace,
+        return self.sessions.continue_thread(replayed, workspace=report.workspace,
                                     source="fork" if fork else "resume", reason=action.reason,
                                     decision=decision or "ok", fork=fork,
                                     lock=None if fork else lock)
@@ -199,7 +177,7 @@ class Resuming(Reading):
         for rollout in replayed.rollouts:
             if rollout.tail is None:
                 continue
-            done = quarantine_tail(self.store.layout, rollout, locked=True)
+            done = quarantine_tail(self.ground.store.layout, rollout, locked=True)
             if done is not None:
                 out.append({**dataclasses.asdict(done), "action": "quarantined"})
         return out
@@ -211,7 +189,7 @@ class Resuming(Reading):
         if not last:
             return None
         then = datetime.fromisoformat(last.replace("Z", "+00:00"))
-        reason = self.reset_policy.due(then, datetime.now(timezone.utc))
+        reason = self.ground.reset_policy.due(then, datetime.now(timezone.utc))
         if reason is not None:
             session.transition("idle_reset", reason)
         return reason
@@ -222,8 +200,8 @@ class Resuming(Reading):
         from ..recovery.replay import replay
         from ..store.log import thread_log
 
-        self._sync_live(thread_id)
-        rollouts = self.store.read_thread(thread_id, full=at_seq is not None)
+        self.ground.live.flush(thread_id)
+        rollouts = self.ground.store.read_thread(thread_id, full=at_seq is not None)
         if at_seq is not None:
             readable = [r for r in rollouts if r.meta]
             first, last = _first_seq(readable[0]), readable[-1].last_seq
@@ -231,22 +209,12 @@ class Resuming(Reading):
                 raise InvalidEvent(f"at_seq {at_seq} is outside the thread's records "
                                    f"(seq {first}..{last})")
             rollouts = [_cut(r, at_seq) for r in readable if _first_seq(r) <= at_seq]
-        replayed = replay(rollouts, log=thread_log(self.store, thread_id))
+        replayed = replay(rollouts, log=thread_log(self.ground.store, thread_id))
         cwd = workspace or replayed.meta["cwd"]
-        session, _ = self.continue_thread(
+        session, _ = self.sessions.continue_thread(
             replayed, workspace=cwd, source="fork",
             reason=f"forked at seq {replayed.restored_to_seq}", fork=True)
         return session
-
-
-def _explained(difference: Difference, root: str) -> Difference:
-    """A HEAD difference with how HEAD moved (commits ahead, with their subjects)."""
-    from ..recovery.advice import head_moved
-
-    if difference.kind != "head" or not isinstance(difference.recorded, str) or difference.detail:
-        return difference
-    current = difference.current if isinstance(difference.current, str) else None
-    return dataclasses.replace(difference, detail=head_moved(root, difference.recorded, current))
 
 
 def _first_seq(rollout: Rollout) -> int:

@@ -1,6 +1,7 @@
-"""The Keeper's settings and its open sessions: start a thread, continue one, attach to one.
+"""The Keeper's opening of sessions: start a thread, continue one, attach to one.
 
-Invariants: every session this Keeper opens is in `live` (thread id → session) until it closes,
+Invariants: every session this Keeper opens is in `ground.live` (thread id → session) until it
+closes,
 and is the thread's only writer (it holds the thread lock, `store.writer`); a new session's meta is
 redacted before it reaches disk and is durable before the session is returned; a continued or
 forked session starts at the seq after the state it continues, with that state's snapshot.
@@ -10,92 +11,32 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
-from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ids
 from ..errors import InvalidEvent, InvalidWorkspace, UnknownThread
-from ..events import Durability, Source, plain
-from ..policy import ResetPolicy, SessionPolicy
+from ..events import Source, plain
 from ..recovery.baseline import capture
-from ..store.store import Store
 
 if TYPE_CHECKING:  # imported where first needed: a listing or a check loads only its own part
     from filelock import BaseFileLock
 
-    from ..agents.importer import AgentSources
-    from ..recovery.lifecycle import HookRegistry, HookRun
+    from ..recovery.lifecycle import HookRun
     from ..recovery.replay import Replayed
     from ..recovery.state import SessionState
-    from ..schema import ClientInfo, Permissions, SessionMeta
+    from ..schema import Permissions, SessionMeta
     from ..session.live import Session
-    from .listing import BaselineCache
+    from .ground import Ground
+    from .sharing import Sharing
 
 
-class Starting:
-    """The base of `Keeper`: one store, its hooks and its defaults; opens sessions."""
+class Sessions:
+    """Opens sessions: starts a thread, continues or forks a replayed one, attaches to one."""
 
-    def __init__(self, store: Path | str | None = None, *, durability: Durability | str = "written",
-                 redact: bool = True, snapshot_min_bytes: int = 256 * 1024,
-                 client: ClientInfo | Callable[[], ClientInfo] | None = None,
-                 hooks: HookRegistry | None = None,
-                 reset_policy: ResetPolicy | str = "none", read_only: bool = False,
-                 content_limit_bytes: int = 10 << 20, allow_secret_files: bool = False,
-                 blob_cap_bytes: int | None = None, agents: AgentSources | None = None,
-                 spooled: bool = False, shared_index: str | None = None) -> None:
-        """`read_only`: only read the store (nothing created or changed on disk); `client`: who
-        records, or a function making it when first recorded (a listing then imports no schema);
-        `spooled`: a store of agent session journals, whose threads' tool hooks spool their calls
-        (`journal_fold`): reading a thread includes what its spool holds; `shared_index`: a
-        postgresql:// URL sharing the store's sessions (`sharing`)."""
-        self._root = store
-        self.spooled = spooled
-        self.shared_index = shared_index
-        self.shared_problems: list[str] = []  # why shared steps were skipped (`sharing`)
-        self.agent_sources = agents
-        self.read_only = read_only
-        self.durability = Durability(durability)
-        self.policy = SessionPolicy(redact=redact, snapshot_min_bytes=snapshot_min_bytes,
-                                    content_limit_bytes=content_limit_bytes,
-                                    allow_secret_files=allow_secret_files)
-        self.allow_secret_files = allow_secret_files
-        self.blob_cap_bytes = blob_cap_bytes
-        self._client = client
-        self._hooks = hooks
-        self.reset_policy = ResetPolicy(reset_policy)
-        self.live: dict[str, Session] = {}  # thread id -> the open session of this Keeper
-        self.baselines: BaselineCache | None = None  # a long-lived process's git cache
-
-    @cached_property
-    def client(self) -> ClientInfo:
-        """Who records: given, or the Python API."""
-        from ..schema import ClientInfo
-
-        given = self._client() if callable(self._client) else self._client
-        return given or ClientInfo(name="sessionkeeper-python")
-
-    @cached_property
-    def hooks(self) -> HookRegistry:
-        """The hooks its sessions run: given, else an empty registry (made on first need)."""
-        from ..recovery.lifecycle import HookRegistry
-
-        return self._hooks if self._hooks is not None else HookRegistry()
-
-    @cached_property
-    def store(self) -> Store:
-        """The store, opened on first need."""
-        return Store(self._root, read_only=self.read_only)
-
-    def _sync_live(self, thread_id: str | None = None) -> None:
-        """Write out buffered (`none`) records and index rows of this Keeper's open sessions,
-        so that reads see everything they acknowledged."""
-        for thread, session in list(self.live.items()):
-            if thread_id in (None, thread) and session.writer.recorder.read_only_reason is None:
-                session.flush()
-
-    # ---- starting ---------------------------------------------------------------------------
+    def __init__(self, ground: Ground, sharing: Sharing) -> None:
+        """`sharing`: takes a thread's shared lease as a session opens (when there is an index)."""
+        self.ground = ground
+        self.sharing = sharing
 
     def start(self, workspace: str | os.PathLike[str], *, title: str | None = None,
               permissions: Permissions | dict[str, Any] | None = None,
@@ -120,7 +61,7 @@ class Starting:
         meta = SessionMeta(
             thread_id=thread, session_id=ids.new_id(), cwd=cwd,
             baseline=capture(cwd) if baseline else None,
-            permissions=_permissions(permissions), model=model, client=self.client, title=title,
+            permissions=_permissions(permissions), model=model, client=self.ground.client, title=title,
             source="startup", agent=agent, machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
@@ -136,29 +77,26 @@ class Starting:
         from ..store.log import thread_log
 
         record = plain(meta)
-        if self.policy.redact:  # titles, paths and client names reach disk and the index too
+        if self.ground.policy.redact:  # titles, paths and client names reach disk and the index too
             record = redact_value(record)
-        writer = self.store.create(record, own_body(record), first_seq=first_seq,
-                                   durability=self.durability, lock=lock)
+        writer = self.ground.store.create(record, own_body(record), first_seq=first_seq,
+                                   durability=self.ground.durability, lock=lock)
         state.apply(writer.meta)
-        state.attach_log(thread_log(self.store, writer.thread_id, before=writer.recorder.flush))
-        return self._adopt(Session(writer, state, policy=self.policy, hooks=self.hooks,
-                                   on_close=self._closed, workspace=meta.cwd))
+        state.attach_log(thread_log(self.ground.store, writer.thread_id, before=writer.recorder.flush))
+        return self._adopt(Session(writer, state, policy=self.ground.policy, hooks=self.ground.hooks,
+                                   on_close=self.ground.live.closed, workspace=meta.cwd))
 
     def _exists(self, thread: str) -> bool:
         try:
-            self.store.thread_sessions(thread)
+            self.ground.store.thread_sessions(thread)
         except UnknownThread:
             return False
         return True
 
     def _adopt(self, session: Session) -> Session:
-        self.live[session.thread_id] = session
-        return session
-
-    def _closed(self, session: Session) -> None:
-        if self.live.get(session.thread_id) is session:
-            del self.live[session.thread_id]
+        """Hold a session that just opened: its shared lease first (ThreadBusy closes it)."""
+        self.sharing.adopt(session)
+        return self.ground.live.adopt(session)
 
     def continue_thread(self, replayed: Replayed, *, workspace: str, source: Source, reason: str,
                         decision: str | None = None, fork: bool = False,
@@ -183,7 +121,7 @@ class Starting:
             forked_from=ForkedFrom(thread_id=previous["thread_id"],
                                    session_id=previous["session_id"],
                                    seq=replayed.restored_to_seq) if fork else None,
-            cwd=cwd, baseline=capture(cwd), source=source, client=self.client,
+            cwd=cwd, baseline=capture(cwd), source=source, client=self.ground.client,
             permissions=_permissions(permissions), model=model.get("effective"),
             title=f"{title} (fork)" if fork and title else title, agent=previous.get("agent"),
             machine=Machine(host=host_name(), user=user_name()),
@@ -203,16 +141,16 @@ class Starting:
         from ..session.live import Session
         from ..store.log import thread_log
 
-        writer, _ = self.store.reopen(session_id, durability=self.durability)
+        writer, _ = self.ground.store.reopen(session_id, durability=self.ground.durability)
         try:
-            replayed = replay(self.store.read_thread(writer.thread_id),
-                              log=thread_log(self.store, writer.thread_id,
+            replayed = replay(self.ground.store.read_thread(writer.thread_id),
+                              log=thread_log(self.ground.store, writer.thread_id,
                                              before=writer.recorder.flush))
         except BaseException:
             writer.close()
             raise
-        session = Session(writer, replayed.state, policy=self.policy, hooks=self.hooks,
-                          on_close=self._closed)
+        session = Session(writer, replayed.state, policy=self.ground.policy, hooks=self.ground.hooks,
+                          on_close=self.ground.live.closed)
         session.carry_snapshot_budget(replayed.latest)
         return self._adopt(session)
 

@@ -2,7 +2,7 @@
 
 Invariants: without `shared_index` nothing here runs (no psycopg, no network); with it, the local
 store stays the truth and keeps working when the server cannot be reached — every shared step
-fails soft: its error (password redacted) goes to `shared_problems` and the local answer stands.
+fails soft: its error (password redacted) goes to `problems` and the local answer stands.
 Only `sync()` raises, since syncing is what was asked. A session's thread is pushed when the
 session closes; a thread is pulled before it is shown, checked or resumed.
 """
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from ..errors import IndexUnavailable, ThreadBusy
 from ..store.index import ListQuery, ThreadRow
 from ..store.index.rows import newest_first
-from .sessions import Starting
 
 if TYPE_CHECKING:
     from ..session.live import Session
@@ -24,26 +23,33 @@ if TYPE_CHECKING:
     from ..store.remote.pull import PullReport
     from ..store.remote.push import PushReport
     from ..store.remote.shared import Shared
+    from .ground import Ground
 
 
-class Sharing(Starting):
-    """`Keeper`'s shared index: the store's partition and copies on the server, the team's view."""
+class Sharing:
+    """The shared index: the store's partition and copies on the server, the team's view."""
+
+    def __init__(self, ground: Ground) -> None:
+        """What `ground` says: `shared_index` (None: nothing here runs) and `read_only`."""
+        self.ground = ground
+        self.problems: list[str] = []  # why shared steps were skipped
+        self._leases: dict[str, Lease] = {}
 
     @cached_property
     def shared(self) -> Shared | None:
         """The store's connection to the shared server (None: no shared index configured)."""
-        if not self.shared_index:
+        if not self.ground.shared_index:
             return None
         from ..store.remote.identity import store_id
         from ..store.remote.shared import Shared
 
-        return Shared(self.shared_index, store_id=store_id(self.store.layout.root))
+        return Shared(self.ground.shared_index, store_id=store_id(self.ground.store.layout.root))
 
     def _problem(self, what: str, exc: Exception) -> None:
         """Remember (and say on stderr, once each) why a shared step was skipped."""
         text = f"{what}: {exc}"
-        if text not in self.shared_problems:
-            self.shared_problems.append(text)
+        if text not in self.problems:
+            self.problems.append(text)
             print(f"sessionkeeper: {getattr(exc, 'name', 'error')}: {text}; "
                   "the local store answered", file=sys.stderr)
 
@@ -55,30 +61,26 @@ class Sharing(Starting):
         if shared is None:
             raise IndexUnavailable("no shared index: give --index postgresql://… or set "
                                    "SESSIONKEEPER_INDEX")
-        self._sync_live(thread_id)
-        return push(self.store, shared, thread_id=thread_id)
+        self.ground.live.flush(thread_id)
+        return push(self.ground.store, shared, thread_id=thread_id)
 
     def pull(self, thread_id: str) -> PullReport | None:
         """Fetch what other machines recorded of a thread (None: no shared index, or unreachable)."""
         shared = self.shared
-        if shared is None or self.read_only:
+        if shared is None or self.ground.read_only:
             return None
         from ..store.remote.pull import pull_thread
 
         try:
-            return pull_thread(self.store, shared, thread_id)
+            return pull_thread(self.ground.store, shared, thread_id)
         except IndexUnavailable as exc:
             self._problem("pull", exc)
             return None
 
-    @cached_property
-    def _leases(self) -> dict[str, Lease]:
-        return {}
-
     def take_lease(self, thread_id: str) -> Taken | None:
         """Take the shared lease of a thread before continuing it here (ThreadBusy: another
         machine continues it); None when already ours, or no shared index can be reached."""
-        if self.shared is None or self.read_only or thread_id in self._leases:
+        if self.shared is None or self.ground.read_only or thread_id in self._leases:
             return None
         from ..store.machine import host_name, user_name
         from ..store.remote.lease import Lease
@@ -99,15 +101,16 @@ class Sharing(Starting):
         if lease is not None:
             lease.release()
 
-    def _adopt(self, session: Session) -> Session:
-        if self.shared_index and not self.read_only:
+    def adopt(self, session: Session) -> None:
+        """Take the shared lease of a session that just opened (ThreadBusy: closed again), and
+        push its thread when it closes."""
+        if self.ground.shared_index and not self.ground.read_only:
             try:
                 self.take_lease(session.thread_id)
             except ThreadBusy:
                 session.writer.close()
                 raise
             session.after_close = self._share_closed
-        return super()._adopt(session)
 
     def _share_closed(self, session: Session) -> None:
         """Push a closed session's thread (its rollout complete, its row in the index), then give

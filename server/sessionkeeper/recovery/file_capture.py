@@ -27,7 +27,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidEvent, SessionKeeperError
 from ..events import Record
@@ -47,9 +47,26 @@ from .subsystems.file_history import FileHistory
 
 if TYPE_CHECKING:
     from ..policy import SessionPolicy
-    from ..session.live import Session
+    from ..store.writer import SessionWriter
+    from .state import SessionState
 
 log = logging.getLogger("sessionkeeper.capture")
+
+
+class CapturingSession(Protocol):
+    """What a capture reads of the session it records for (a `session.live.Session`)."""
+
+    @property
+    def workspace(self) -> str: ...
+
+    @property
+    def writer(self) -> SessionWriter: ...
+
+    @property
+    def state(self) -> SessionState: ...
+
+    @property
+    def policy(self) -> SessionPolicy: ...
 
 SCAN_MAX_FILES = 5000
 """At most this many files are seen by one scan (a warning names the rest)."""
@@ -66,13 +83,13 @@ class Where:
     commit: str | None
 
     @classmethod
-    def of(cls, session: Session) -> Where:
+    def of(cls, session: CapturingSession) -> Where:
         """Where a session runs (its real workspace: the recorded cwd may be redacted)."""
         baseline = session.writer.meta.get("baseline") or {}
         return cls(workspace=session.workspace, commit=baseline.get("head"))
 
 
-def complete(event: Record, session: Session, *, content: bytes | Captured | None = None,
+def complete(event: Record, session: CapturingSession, *, content: bytes | Captured | None = None,
              own: bool = False) -> Record:
     """The file_change `event` (path already workspace-relative) with content and before filled in
     (`content`: the bytes given, or the file as a tool hook captured it at the time of the call)."""
@@ -249,7 +266,7 @@ def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]
         yield rel
 
 
-def scan(session: Session) -> list[Record]:
+def scan(session: CapturingSession) -> list[Record]:
     """`change: seen` records for the differing files whose current content the thread lacks."""
     from .baseline import PathEscapesRoot, file_hash
 
