@@ -13,8 +13,8 @@ import os
 import signal
 import sys
 
-from sessionkeeper.keeper import rewinding
 from sessionkeeper.api import Keeper
+from sessionkeeper.keeper import rewinding
 from sessionkeeper.recovery.rewind import execute
 
 
