@@ -6,8 +6,7 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
 from sessionkeeper.recovery.subsystems.worktree import Worktree
-
-from ._recovery import edit, folded, meta, rec, workspace
+from tests.unit._recovery import edit, folded, meta, rec, workspace
 
 UNKNOWN_CONTENT = {"unknown": ["after_hash"], "source": "claude Edit"}
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import orjson
 
 from sessionkeeper.recovery.subsystems.operations import HOT, Archive, Operations
-
-from ._recovery import rec
+from tests.unit._recovery import rec
 
 
 def _op(seq: int, op_id: str, status: str, **extra: object) -> dict:

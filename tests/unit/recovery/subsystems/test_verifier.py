@@ -7,8 +7,7 @@ from pathlib import Path
 from sessionkeeper.recovery.subsystems.base import Invalidation
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
 from sessionkeeper.recovery.subsystems.verifier import VerifierState
-
-from ._recovery import edit, rec, workspace
+from tests.unit._recovery import edit, rec, workspace
 
 
 def _fold(*records: dict) -> tuple[VerifierState, FileHistory]:

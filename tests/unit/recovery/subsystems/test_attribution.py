@@ -6,8 +6,7 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.attribution import Attribution
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
-
-from ._recovery import edit, workspace
+from tests.unit._recovery import edit, workspace
 
 
 def _fold(*records: dict) -> tuple[Attribution, FileHistory]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.file_history import FileHistory
-
-from ._recovery import edit, folded, rec, sha, workspace
+from tests.unit._recovery import edit, folded, rec, sha, workspace
 
 
 def _history(*records: dict) -> FileHistory:

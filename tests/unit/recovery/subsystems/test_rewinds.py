@@ -15,8 +15,7 @@ from sessionkeeper.recovery.baseline import current_workspace
 from sessionkeeper.recovery.subsystems.file_history import NOT_CAPTURED, FileHistory
 from sessionkeeper.recovery.subsystems.rewinds import Rewinds
 from sessionkeeper.validate import validate_event
-
-from ._recovery import folded, rec
+from tests.unit._recovery import folded, rec
 
 
 def begin(seq: int, to_seq: int, *, undo_of: int | None = None, **planned: str) -> dict[str, Any]:

@@ -20,8 +20,7 @@ from sessionkeeper.recovery.content import (
     is_secret_file,
 )
 from sessionkeeper.store.blobs import BlobStore
-
-from ..conftest import git
+from tests.conftest import git
 
 
 def _sha(data: bytes) -> str:

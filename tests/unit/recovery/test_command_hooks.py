@@ -9,8 +9,7 @@ import pytest
 from sessionkeeper.api import Keeper
 from sessionkeeper.lsp.options import parse_options
 from sessionkeeper.recovery.command_hooks import HookSpec, command_hook, registry_from
-
-from ..seed import crash, record_seed
+from tests.seed import crash, record_seed
 
 
 def test_a_command_hook_reads_the_context_and_adds_what_it_prints(tmp_path):

@@ -23,13 +23,12 @@ from sessionkeeper.recovery.trailers import (
     staged_lines,
 )
 from sessionkeeper.store.blobs import BlobStore
-
-from ..conftest import git
-from ..file_session import FileSession
+from tests.conftest import git
+from tests.file_session import FileSession
 
 THREAD = str(uuid.UUID(int=7))
 CMD = Path(__file__).resolve().parent / "trailer_hook_cmd.py"
-SERVER = Path(__file__).resolve().parents[2] / "server"
+SERVER = Path(__file__).resolve().parents[3] / "server"
 AGENT_CODE = b"def charge(amount):\n    return round(amount, 2)  # banker's rounding\n"
 
 

@@ -16,8 +16,7 @@ from sessionkeeper.recovery.comparison import blocks, compare, verdict_of
 from sessionkeeper.recovery.identity import find_by_identity
 from sessionkeeper.recovery.subsystems.base import Difference
 from tests.conftest import git
-
-from ._recovery import sha
+from tests.unit._recovery import sha
 
 
 def _git_tree(root: Path) -> dict[str, bytes]:
@@ -210,6 +209,6 @@ def test_importing_baseline_does_not_import_git() -> None:
     """Fixture: a fresh interpreter."""
     code = ("import sys, sessionkeeper.recovery.baseline, sessionkeeper.recovery.state; "
             "sys.exit('git' in sys.modules)")
-    server = str(Path(__file__).resolve().parents[2] / "server")
+    server = str(Path(__file__).resolve().parents[3] / "server")
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": server})
     assert done.returncode == 0

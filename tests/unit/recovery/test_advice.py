@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionkeeper.recovery.advice import head_moved
-
-from ..conftest import git
+from tests.conftest import git
 
 
 def test_head_moved_back_names_the_commits_the_checkout_lacks(repo: Path) -> None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from sessionkeeper.recovery.subsystems.context import Context
-
-from ._recovery import folded, rec
+from tests.unit._recovery import folded, rec
 
 
 def _msg(seq: int, text: str, **extra: object) -> dict:

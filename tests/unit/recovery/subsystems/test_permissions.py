@@ -6,8 +6,7 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.base import Difference
 from sessionkeeper.recovery.subsystems.permissions import PermissionsState
-
-from ._recovery import meta, rec, workspace
+from tests.unit._recovery import meta, rec, workspace
 
 
 def test_permissions_default_when_session_meta_omits_them(repo: Path) -> None:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from sessionkeeper.recovery.diff import as_dict, diff_history, render
 from sessionkeeper.store.blobs import BlobStore
-
-from ..conftest import git
-from ..file_session import FileSession
+from tests.conftest import git
+from tests.file_session import FileSession
 
 ORIGINAL = b"def charge(amount):\n    return amount\n"
 AGENT1 = b"def charge(amount):\n    return round(amount, 2)\n"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from sessionkeeper.recovery.subsystems.cost import CostState
-
-from ._recovery import rec
+from tests.unit._recovery import rec
 
 
 def test_cost_accumulates_per_model_and_in_total() -> None:

@@ -1,6 +1,6 @@
 """Integers beyond 64 bits on the way in (issue 12 item 19): refused with invalid_event, never a
 traceback and never silently a float. The reader side (a rollout that holds one) is covered in
-test_reader_integrity.py."""
+test_reader.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sessionkeeper.api import Keeper
 from sessionkeeper.errors import InvalidEvent
 from sessionkeeper.store.codec import big_int_problem
 
-SERVER = Path(__file__).resolve().parents[2] / "server"
+SERVER = Path(__file__).resolve().parents[3] / "server"
 
 
 def test_the_codec_names_an_integer_beyond_64_bits_in_a_line() -> None:

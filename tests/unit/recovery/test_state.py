@@ -23,8 +23,7 @@ from sessionkeeper.recovery.subsystems.base import (
     Workspace,
 )
 from tests.conftest import git
-
-from ._recovery import edit, meta, rec, workspace
+from tests.unit._recovery import edit, meta, rec, workspace
 
 ALL = {"worktree", "permissions", "model", "file_history", "todos", "operations", "verifier",
        "cost", "attribution", "context"}

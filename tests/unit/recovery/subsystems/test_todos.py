@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from sessionkeeper.recovery.subsystems.todos import Todos
-
-from ._recovery import rec
+from tests.unit._recovery import rec
 
 
 def test_todos_restore_the_latest_list_and_count_done() -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.worktree import Worktree
 from tests.conftest import git
-
-from ._recovery import meta, workspace
+from tests.unit._recovery import meta, workspace
 
 
 def _restored(repo: Path) -> Worktree:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from sessionkeeper.recovery.subsystems.base import Difference
 from sessionkeeper.recovery.subsystems.model import ModelState
-
-from ._recovery import meta, rec, workspace
+from tests.unit._recovery import meta, rec, workspace
 
 
 def test_model_is_restored_with_overrides(repo: Path) -> None:

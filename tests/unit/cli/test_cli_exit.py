@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SERVER = str(Path(__file__).resolve().parents[2] / "server")
+SERVER = str(Path(__file__).resolve().parents[3] / "server")
 PROBE = """
 import atexit, gc, sys
 atexit.register(lambda: print("frozen" if gc.get_freeze_count() else "collected", file=sys.stderr))
