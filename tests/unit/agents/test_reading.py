@@ -12,14 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sessionkeeper import agents
 from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable
-from sessionkeeper.agents.lines import MAX_LINE, iter_lines
+from sessionkeeper.agents.lines import MAX_LINE
 from sessionkeeper.agents.reads import Checkpoint
-from tests.unit._agents import AGENT_FIXTURES, copy_root, files, generator, only_session, tree_digest
+from tests.unit._agents import AGENT_FIXTURES, copy_root, generator, only_session, tree_digest
 
 GEN = generator()
 
@@ -291,118 +289,6 @@ def test_reading_an_agent_log_imports_neither_pydantic_nor_zstandard() -> None:
             "print(sorted(m for m in ('pydantic', 'zstandard', 'git') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_registry_knows_every_agent_by_name() -> None:
-    """No fixture: one module per agent, found by name (the others are added beside these)."""
-    assert {"claude", "codex", "hermes", "openclaw"} <= set(agents.names())
-    assert [agents.get(n).name for n in agents.names()] == agents.names()
-    assert files("codex", AGENT_FIXTURES / "claude/intact") == []
-
-
-def test_every_module_defining_an_agent_is_in_agent_modules() -> None:
-    """No fixture: each module of the package imported; the ones defining an Agent subclass."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    defining = set()
-    for info in pkgutil.iter_modules(agents.__path__):
-        module = importlib.import_module(f"sessionkeeper.agents.{info.name}")
-        if any(issubclass(value, agents.Agent) and value is not agents.Agent
-               and value.__module__ == module.__name__
-               for value in vars(module).values() if inspect.isclass(value)):
-            defining.add(info.name)
-    assert defining == set(agents.AGENT_MODULES)
-
-
-def _sessions(where: Path, count: int) -> list[Path]:
-    project = where / "projects/p"
-    project.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for n in range(count):
-        sid = f"{n + 1:08d}-0000-4000-8000-000000000000"
-        path = project / f"{sid}.jsonl"
-        path.write_bytes(GEN.dump([GEN.Transcript(session=sid).user(n, 1, None, f"task {n}")]))
-        paths.append(path)
-    return paths
-
-
-def test_changes_lists_only_new_and_changed_files_and_names_the_gone_ones(tmp_path: Path) -> None:
-    """Three generated Claude sessions: one grows, one is deleted, one is added, one stays."""
-    claude = agents.get("claude")
-    grows, goes, stays = _sessions(tmp_path / "cfg", 3)
-    first = claude.changes([tmp_path / "cfg"], checkpoints={})
-    assert [f.path for f in first.changed] == [grows, goes, stays] and first.unchanged == []
-    checkpoints = {str(f.path): claude.read(f).checkpoint for f in first.changed}
-    _append(AgentFile("claude", "session", grows, tmp_path), GEN.dump([GEN.Transcript(
-        session=grows.stem).user(9, 2, 1, "more")]))
-    goes.unlink()
-    added = _sessions(tmp_path / "new", 4)[-1]
-    shutil.move(str(added), grows.parent / added.name)
-    later = claude.changes([tmp_path / "cfg"], checkpoints=checkpoints)
-    assert [f.path.name for f in later.changed] == [grows.name, added.name]
-    assert later.unchanged == [str(stays)] and later.gone == [str(goes)]
-    reads = [claude.read(f, checkpoints.get(str(f.path))) for f in later.changed]
-    assert [(r.mode, r.lines_parsed) for r in reads] == [("appended", 1), ("full", 1)]
-
-
-def test_changes_trusts_an_unchanged_stat_without_opening_the_file(tmp_path: Path) -> None:
-    """A generated session overwritten in place with garbage of the same size and mtime: skipped."""
-    claude = agents.get("claude")
-    [path] = _sessions(tmp_path / "cfg", 1)
-    checkpoints = {str(path): claude.read(only_session("claude", tmp_path / "cfg")).checkpoint}
-    st = path.stat()
-    with open(path, "r+b") as handle:  # same inode, same size
-        handle.write(b"#" * st.st_size)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    later = claude.changes([tmp_path / "cfg"], checkpoints=checkpoints)
-    assert later.changed == [] and later.unchanged == [str(path)]
-    fresh = claude.read(only_session("claude", tmp_path / "cfg"))  # without a checkpoint: all read
-    assert fresh.records == [] and fresh.tail is not None
-
-
-def test_changes_sees_a_changed_companion_file(tmp_path: Path) -> None:
-    """fixtures/agents/claude/legacy_todos: the legacy todo file changes, the transcript does not."""
-    claude = agents.get("claude")
-    where = copy_root("claude", "legacy_todos", tmp_path)
-    file = only_session("claude", where)
-    checkpoints = {str(file.path): claude.read(file).checkpoint}
-    assert claude.changes([where], checkpoints=checkpoints).unchanged == [str(file.path)]
-    todo = file.companions[0]
-    todo.write_text(todo.read_text().replace('"pending"', '"completed"'))
-    [changed] = claude.changes([where], checkpoints=checkpoints).changed
-    again = claude.read(changed, checkpoints[str(file.path)])
-    assert (again.mode, again.reason) == ("full", "companion file changed")
-    assert [r["items"][1]["status"] for r in again.records if r["type"] == "todo"] == ["done"]
-
-
-@settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=400).map(lambda b: b.replace(b"\r", b"\n")),
-       cuts=st.lists(st.integers(min_value=1, max_value=37), min_size=1, max_size=20),
-       max_line=st.integers(min_value=1, max_value=60), start=st.integers(min_value=0, max_value=5))
-def test_iter_lines_matches_a_plain_split_whatever_the_chunks(data: bytes, cuts: list[int], max_line: int,
-                                                             start: int) -> None:
-    """No fixture: random bytes served in random chunk sizes, random line limits and start offsets."""
-    sizes = iter(cuts * (len(data) + 1))
-    view = memoryview(data)
-    position = 0
-
-    def read(_: int) -> bytes:
-        nonlocal position
-        chunk = bytes(view[position:position + next(sizes)])
-        position += len(chunk)
-        return chunk
-
-    got = list(iter_lines(read, start=start, max_line=max_line))
-    *complete, last = data.split(b"\n")
-    expected, offset = [], start
-    for line in complete:
-        expected.append((offset, line if len(line) <= max_line else None, len(line), True))
-        offset += len(line) + 1
-    if last:
-        expected.append((offset, last if len(last) <= max_line else None, len(last), False))
-    assert got == expected
 
 
 @pytest.mark.timeout(30)
