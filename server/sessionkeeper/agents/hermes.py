@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,30 @@ class HermesAgent(Agent):
             raise AgentLogUnreadable(f"{db}: could not be listed; it can be now: list again")
         thread = file.parent or thread_of(native)  # a continuation's or sub-agent's
         return read_session(self, file, checkpoint, thread_id=thread)
+
+    def read_many(self, items: Sequence[tuple[AgentFile, Checkpoint | None]], *,
+                  max_line: int = MAX_LINE) -> Iterator[Read | Exception]:
+        """read() of each session, with a few queries per database for all of them."""
+        from .hermes_reading import read_sessions, split
+
+        alone: dict[int, Read | Exception] = {}
+        bulk: list[tuple[AgentFile, Checkpoint | None, str]] = []
+        for n, (file, cp) in enumerate(items):
+            try:
+                native = split(file.path)[1]
+            except AgentLogUnreadable as exc:
+                alone[n] = exc
+                continue
+            if native == UNREADABLE:
+                try:
+                    alone[n] = self.read(file, cp, max_line=max_line)
+                except Exception as exc:  # noqa: BLE001 - handed on as read() raises it
+                    alone[n] = exc
+                continue
+            bulk.append((file, cp, file.parent or thread_of(native)))
+        read = iter(read_sessions(self, bulk))
+        for n in range(len(items)):
+            yield alone[n] if n in alone else next(read)
 
     def resume_command(self, thread_id: str) -> list[str]:
         """`hermes --resume <id>` (given Hermes's own session id)."""
