@@ -97,6 +97,16 @@ class Agent(ABC):
 
         return read_file(self, file, checkpoint, max_line=max_line)
 
+    def read_many(self, items: Sequence[tuple[AgentFile, Checkpoint | None]], *,
+                  max_line: int = MAX_LINE) -> Iterator[Read | Exception]:
+        """read() of each (file, checkpoint) in order, or the exception it raised, one at a time
+        as the caller goes on (an agent whose files share a database may read them together)."""
+        for file, checkpoint in items:
+            try:
+                yield self.read(file, checkpoint, max_line=max_line)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who decides
+                yield exc
+
     def load(self, file: AgentFile, *, max_line: int = MAX_LINE) -> Rollout:
         """Read all of `file` as a Rollout, ready for recovery.replay."""
         return self.read(file, max_line=max_line).rollout()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +118,30 @@ class HermesAgent(Agent):
         thread = file.parent or thread_of(native)  # a continuation's or sub-agent's
         return read_session(self, file, checkpoint, thread_id=thread)
 
+    def read_many(self, items: Sequence[tuple[AgentFile, Checkpoint | None]], *,
+                  max_line: int = MAX_LINE) -> Iterator[Read | Exception]:
+        """read() of each session, with a few queries per database for all of them."""
+        from .hermes_reading import read_sessions, split
+
+        alone: dict[int, Read | Exception] = {}
+        bulk: list[tuple[AgentFile, Checkpoint | None, str]] = []
+        for n, (file, cp) in enumerate(items):
+            try:
+                native = split(file.path)[1]
+            except AgentLogUnreadable as exc:
+                alone[n] = exc
+                continue
+            if native == UNREADABLE:
+                try:
+                    alone[n] = self.read(file, cp, max_line=max_line)
+                except Exception as exc:  # noqa: BLE001 - handed on as read() raises it
+                    alone[n] = exc
+                continue
+            bulk.append((file, cp, file.parent or thread_of(native)))
+        read = iter(read_sessions(self, bulk))
+        for n in range(len(items)):
+            yield alone[n] if n in alone else next(read)
+
     def resume_command(self, thread_id: str) -> list[str]:
         """`hermes --resume <id>` (given Hermes's own session id)."""
         return ["hermes", "--resume", thread_id]
@@ -154,20 +178,41 @@ def _is_uuid(raw: str) -> bool:
         return False
 
 
-def _listing(db: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
+def _listing(db: Path) -> list[tuple[Entry, os.stat_result | None]]:
+    """Each session's entry and stamp; a session whose overview row is the same as in this
+    process's last listing of the database (and the sessions' places too) keeps its last ones."""
     from .hermes_db import consistent, fingerprint, overview
 
     inode = os.stat(db).st_ino
     rows = consistent(db, overview)
     by_id = {row[0]: row for row in rows}
+    places = [row[:4] for row in rows]
+    key = str(db)
+    last = _LAST.get(key)
+    same = last is not None and last[0] == inode and last[1] == places
+    before = last[2] if last is not None and same else {}
+    out: list[tuple[Entry, os.stat_result | None]] = []
+    now: dict[str, tuple[tuple[Any, ...], tuple[Entry, os.stat_result | None]]] = {}
     for row in rows:
         native = row[0]
         if not isinstance(native, str) or not native:
             continue
-        kind, parent = _place(native, by_id)
-        stamp = os.stat_result((0o100444, inode, 0, 1, 0, 0, int(row[5] or 0), 0, 0, 0,
-                                0.0, 0.0, 0.0, 0, fingerprint(row), 0))
-        yield (f"{db}#{native}", kind, bool(row[4]), parent, ()), stamp
+        kept = before.get(native)
+        if kept is not None and kept[0] == row:
+            listed = kept[1]
+        else:
+            kind, parent = _place(native, by_id)
+            stamp = os.stat_result((0o100444, inode, 0, 1, 0, 0, int(row[5] or 0), 0, 0, 0,
+                                    0.0, 0.0, 0.0, 0, fingerprint(row), 0))
+            listed = (f"{db}#{native}", kind, bool(row[4]), parent, ()), stamp
+        now[native] = (row, listed)
+        out.append(listed)
+    _LAST[key] = (inode, places, now)
+    return out
+
+
+_LAST: dict[str, tuple[int, list[tuple[Any, ...]], dict[str, Any]]] = {}
+"""db path -> (inode, the sessions' places, id -> (overview row, its entry)) of its last listing."""
 
 
 def _place(native: str, by_id: Mapping[str, tuple[Any, ...]]) -> tuple[str, str | None]:

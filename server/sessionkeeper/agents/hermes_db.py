@@ -24,7 +24,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -228,7 +228,8 @@ MUTABLE = ("ended_at", "end_reason", "message_count", "tool_call_count", "input_
 _LISTED: dict[str, dict[str, Any]] = {}  # db path -> what its last listing counted (see overview)
 
 
-def _sessions(conn: sqlite3.Connection, session_id: str | None) -> list[tuple[Any, ...]]:
+def _sessions(conn: sqlite3.Connection, session_id: str | None,
+              ids: Sequence[str] = ()) -> list[tuple[Any, ...]]:
     have = columns(conn, "sessions")
     if "id" not in have or "id" not in columns(conn, "messages"):
         raise sqlite3.DatabaseError("no sessions/messages tables")
@@ -237,9 +238,15 @@ def _sessions(conn: sqlite3.Connection, session_id: str | None) -> list[tuple[An
                 if "model_config" in have else "NULL")  # parsed only where it can say something
     plain = [f"s.{c}" if c in have else "NULL" for c in ("parent_session_id", "end_reason", "archived")]
     mutable = ", ".join(f"s.{c}" if c in have else "NULL" for c in MUTABLE)
-    sql = (f"SELECT s.id, {plain[0]}, {delegate}, {plain[1]}, {plain[2]}, {mutable} FROM sessions s"
-           + (" WHERE s.id = ?" if session_id is not None else ""))
-    return _rows(conn, sql, (session_id,) if session_id is not None else (), plain=True)
+    sql = f"SELECT s.id, {plain[0]}, {delegate}, {plain[1]}, {plain[2]}, {mutable} FROM sessions s"
+    if ids:
+        return _rows(conn, f"{sql} WHERE s.id IN ({_marks(ids)})", tuple(ids), plain=True)
+    return _rows(conn, sql + (" WHERE s.id = ?" if session_id is not None else ""),
+                 (session_id,) if session_id is not None else (), plain=True)
+
+
+def _marks(ids: Sequence[str]) -> str:
+    return ", ".join("?" * len(ids))
 
 
 def _counts(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, list[Any]]:
@@ -267,6 +274,23 @@ def overview(conn: sqlite3.Connection, session_id: str | None = None) -> list[tu
         top, n, inactive = counts.get(row[0]) or (None, 0, 0)
         out.append((*row[:5], top, n, inactive, row[5:]))
     return out
+
+
+def overviews(conn: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """overview(conn, id) of each session named (at most BULK), exactly counted, in two queries:
+    session id -> its row (a session that is not there is absent)."""
+    rows = _sessions(conn, None, session_ids) if session_ids else []
+    counts = _counts(conn, f"WHERE session_id IN ({_marks(session_ids)})", tuple(session_ids)) \
+        if session_ids else {}
+    out = {}
+    for row in rows:
+        top, n, inactive = counts.get(row[0]) or (None, 0, 0)
+        out[row[0]] = (*row[:5], top, n, inactive, row[5:])
+    return out
+
+
+BULK = 200
+"""The most sessions one bulk query names (well under SQLite's 999 parameters)."""
 
 
 def _listed_counts(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
@@ -321,6 +345,38 @@ def session_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | N
     found = _rows(conn, f"SELECT {cols}, {successor} AS successor FROM sessions s WHERE s.id = ?",
                   (session_id,))
     return dict(found[0]) if found else None
+
+
+def session_rows(conn: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """session_row() of each session named (at most BULK) in one query: id -> its row."""
+    if not session_ids:
+        return {}
+    have = columns(conn, "sessions")
+    cols = _select(SESSION_COLUMNS, have, "s")
+    successor = ("(SELECT n.id FROM sessions n WHERE n.session_key = s.session_key AND "
+                 "n.started_at > s.started_at ORDER BY n.started_at LIMIT 1)"
+                 if "session_key" in have else "NULL")
+    found = _rows(conn, f"SELECT {cols}, {successor} AS successor FROM sessions s "
+                  f"WHERE s.id IN ({_marks(session_ids)})", tuple(session_ids))
+    return {row["id"]: dict(row) for row in found}
+
+
+def messages_of(conn: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Every message of each session named (at most BULK) in one query: id -> its messages in id
+    order (what `messages(conn, id)` yields, for each)."""
+    if not session_ids:
+        return {}
+    have = columns(conn, "messages")
+    names = MESSAGE_COLUMNS
+    found = _rows(conn, f"SELECT m.session_id, {_select(names, have, 'm')} FROM messages m "
+                  f"WHERE m.session_id IN ({_marks(session_ids)}) ORDER BY m.session_id, m.id",
+                  tuple(session_ids), plain=True)
+    out: dict[str, list[dict[str, Any]]] = {sid: [] for sid in session_ids}
+    for values in found:
+        mine = out.get(values[0])
+        if mine is not None:
+            mine.append(dict(zip(names, values[1:], strict=True)))
+    return out
 
 
 def messages(conn: sqlite3.Connection, session_id: str, *, after: int = 0) -> Iterator[dict[str, Any]]:

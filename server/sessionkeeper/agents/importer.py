@@ -131,9 +131,10 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
         for start in range(0, len(changed), BATCH):
             batch = changed[start:start + BATCH]
             files, rows = [], []
-            for file in batch:
-                imported = _import_one(index, name, file, identities, counts,
-                                       known=str(file.path) in known)
+            stored = [_stored(index, file, known=str(file.path) in known) for file in batch]
+            reads = get(name).read_many([(f, b.checkpoint) for f, b in zip(batch, stored, strict=True)])
+            for file, before, first in zip(batch, stored, reads, strict=True):
+                imported = _import_one(name, file, before, first, identities, counts)
                 if imported is not None:
                     files.append(imported[0])
                     rows += imported[1]
@@ -151,22 +152,28 @@ def import_agents(index: Index, sources: AgentSources, *, progress: Progress | N
     return counts
 
 
-def _import_one(index: Index, agent: str, file: AgentFile, identities: Identities,
-                counts: ImportCounts, *, known: bool) -> tuple[FileCheckpoint, list[SessionRow]] | None:
-    """Read one changed file from its checkpoint (`known`: the index has one): its new
-    FileCheckpoint and row (None: it vanished)."""
+def _stored(index: Index, file: AgentFile, *, known: bool) -> _Stored:
+    """What the index kept of one file (`known`: it has a row for it) besides its stamp."""
     stored = index.agent_file(str(file.path)) if known else None
-    before = _parse(stored) if stored is not None else _Stored()
-    reader = get(agent)
+    return _parse(stored) if stored is not None else _Stored()
+
+
+def _import_one(agent: str, file: AgentFile, before: _Stored, first: Read | Exception,
+                identities: Identities,
+                counts: ImportCounts) -> tuple[FileCheckpoint, list[SessionRow]] | None:
+    """One changed file as read from its checkpoint (`first`: that read, or what it raised): its
+    new FileCheckpoint and row (None: it vanished)."""
     try:
         try:
-            read = reader.read(file, before.checkpoint)
+            if isinstance(first, Exception):
+                raise first
+            read = first
         except AgentLogUnreadable:
             raise
         except Exception:  # noqa: BLE001 - a checkpoint that cannot continue: read it whole
             if before.checkpoint is None:
                 raise
-            read = reader.read(file)
+            read = get(agent).read(file)
         imported = _imported(agent, file, read, before, identities)
     except AgentLogUnreadable as exc:
         counts.unreadable += 1

@@ -97,8 +97,10 @@ class Window(NamedTuple):
     updated_at: int  # the row's last mutation, ms
 
     def info(self) -> dict[str, Any]:
-        """The window as JSON-able facts for the translator (what the events do not say)."""
-        return {"session_key": self.session_key, "reason": self.reason,
+        """The window as JSON-able facts for the translator (what the events do not say); its
+        session key as `route` (a key named *_key reads as a secret to redaction, which would walk
+        every checkpoint that holds it)."""
+        return {"route": self.session_key, "reason": self.reason,
                 "previous_session_id": self.previous_session_id, "chat_type": self.chat_type,
                 "channel": self.channel, "model_provider": self.model_provider, "model": self.model,
                 "title": self.label or self.node_display_name or self.display_name,

@@ -236,7 +236,7 @@ class OpenClawTranslator(Translator):
         agent: dict[str, Any] = {
             "name": "openclaw", "path": str(self.file.path), "kind": self.file.kind,
             "scope": self.scope(), "agent_id": st["agent_id"], "session_id": st["oc_session"],
-            "session_key": window.get("session_key"), "chat_type": window.get("chat_type"),
+            "session_key": window.get("route"), "chat_type": window.get("chat_type"),
             "channel": window.get("channel"), "window_reason": window.get("reason"),
             "previous_session_id": window.get("previous_session_id"),
             "superseded_by": _superseded(window, st["oc_session"]),
