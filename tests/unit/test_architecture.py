@@ -22,7 +22,7 @@ LAYERS = [
     "store",
     "validate",
     "schema",
-    "events | ids | errors | clock | constraints | redact",
+    "events | ids | errors | clock | constraints | redact | redact_shapes",
 ]
 
 
