@@ -1,14 +1,27 @@
-"""The layering holds: no import cycle (function-level imports included), and no layer reaches up.
+"""The layering holds: no import cycle, not even for the type checker, and no layer reaches up;
+no module is over 400 lines.
+
+Cycles are looked for twice: among the imports that run (function-level imports included), and
+with the `if TYPE_CHECKING:` imports too — an upward import only for annotations is replaced by a
+`typing.Protocol` (or a base class) in the lower module, never hidden.
 
 Layers, top to bottom: surfaces (cli and mcp — the agents' MCP server —, lsp) → adapters that
 drive a Keeper (integrations: as a framework's storage backend; hooks: inside the agents' own
 hooks) → api and the Keeper (`keeper/`: a facade over services), demo, render → session (a live
 session: its records, operations, validation) → recovery → store → the vocabulary (events, schema,
-ids, errors, clock, constraints, redact). Agents' log readers (agents) sit beside recovery: they
-may use store and the vocabulary, never a surface. Inside `keeper/`, no class inherits another
-of the package's, and nothing but the facade (and `api`, which names it) imports the facade."""
+ids, errors, clock, constraints, redact with its shapes). Agents' log readers (agents) sit beside
+recovery: they may use store and the vocabulary, never a surface. Inside `keeper/`, no class
+inherits another of the package's, and nothing but the facade (and `api`, which names it) imports
+the facade.
+
+Size: a module is split by role before it passes 400 lines. No module of the package is generated,
+so none is exempt: `lsp/protocol.py` is the hand-written source, and what is generated from it
+(`lsp/schema.py` writes the JSON Schema and PROTOCOL.md's tables; the extension's
+`protocol.gen.ts` is made from that schema) lies outside the package."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import grimp
 import pytest
@@ -22,7 +35,7 @@ LAYERS = [
     "recovery | agents",
     "store",
     "schema",
-    "events | ids | errors | clock | constraints | redact",
+    "events | ids | errors | clock | constraints | redact | redact_shapes",
 ]
 
 
@@ -30,6 +43,12 @@ LAYERS = [
 def graph() -> grimp.ImportGraph:
     """The import graph of the package (TYPE_CHECKING imports excluded: they never run)."""
     return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=True)
+
+
+@pytest.fixture(scope="module")
+def typed_graph() -> grimp.ImportGraph:
+    """The import graph with the TYPE_CHECKING imports too (what the type checker follows)."""
+    return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=False)
 
 
 def _cycle(graph: grimp.ImportGraph) -> list[str] | None:
@@ -57,6 +76,59 @@ def _cycle(graph: grimp.ImportGraph) -> list[str] | None:
 def test_no_module_imports_itself_through_others(graph: grimp.ImportGraph) -> None:
     """Fixture: `graph` (function-level imports included)."""
     assert _cycle(graph) is None
+
+
+def _components(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan's), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph.find_modules_directly_imported_by(module)):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def test_no_module_imports_itself_even_for_the_type_checker(typed_graph: grimp.ImportGraph) -> None:
+    """Fixture: `typed_graph` (TYPE_CHECKING imports included); the message names every circle."""
+    assert _cycle(typed_graph) is None, _components(typed_graph)
+
+
+MAX_LINES = 400
+
+
+def test_no_module_is_over_400_lines() -> None:
+    """Fixture: the package's source files (none is generated, none is exempt)."""
+    root = Path(__file__).resolve().parents[2] / "server" / "sessionkeeper"
+    sizes = {str(path.relative_to(root)): len(path.read_bytes().splitlines())
+             for path in sorted(root.rglob("*.py"))}
+    assert "lsp/protocol.py" in sizes, root
+    over = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert not over, over
 
 
 def test_no_layer_imports_a_layer_above_it(graph: grimp.ImportGraph) -> None:

@@ -77,6 +77,7 @@ ONLY_WHEN_READ = [
     "sessionkeeper.agents.reads",  # the values of a read (Checkpoint, Read, ...)
     "sessionkeeper.agents.lines",
     "sessionkeeper.redact",  # what an import redacts before it reaches the index
+    "sessionkeeper.redact_shapes",
     "logging",  # an import that fails logs it
     "hashlib",  # hashing files (a dirty fingerprint, an agent file's anchors)
     "sessionkeeper.recovery.lifecycle",  # the hooks a session runs
@@ -207,7 +208,8 @@ THIN_HOOK = {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.errors", "sess
              "sessionkeeper.hooks.payload", "sessionkeeper.hooks.spawn", "sessionkeeper.hooks.tally",
              "sessionkeeper.recovery",
              "sessionkeeper.recovery.content_rules", "sessionkeeper.recovery.git_env",
-             "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.store",
+             "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.redact_shapes",
+             "sessionkeeper.store",
              "sessionkeeper.store.blob_stash", "sessionkeeper.store.home", "sessionkeeper.store.spool",
              "sessionkeeper.session", "sessionkeeper.session.tool_calls", "sessionkeeper.jsontext"}
 """Every module of ours a tool hook may load (issue 26: the thin hook)."""

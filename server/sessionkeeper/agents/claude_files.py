@@ -24,7 +24,7 @@ from .translate import Record, digest
 from .vocab import todo_items, unknown_permissions
 
 if TYPE_CHECKING:
-    from .claude_translator import ClaudeTranslator
+    from .claude_tools import ClaudeTools
 
 COMPANION_CAP = 1 << 20
 _TITLE_ORDER = ("custom-title", "ai-title", "summary")
@@ -33,7 +33,7 @@ _COMMIT_LINE = re.compile(r"([0-9a-f]{7,40}) (.*)")
 _MAX_COMMITS = 10
 
 
-def claude_meta(tr: ClaudeTranslator) -> Record | None:
+def claude_meta(tr: ClaudeTools) -> Record | None:
     """session_meta of a transcript, or None when no session id was found."""
     st = tr.state
     thread = st["thread_id"]

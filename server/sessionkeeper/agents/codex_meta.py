@@ -6,23 +6,20 @@ The meta describes the rollout as it now stands: its thread id, the latest cwd, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from ..events import SCHEMA_VERSION
-from .translate import Record, text_of, token_count
+from .translate import Record, Translator, text_of, token_count
 from .vocab import as_text, redact_url, unknown_permissions
-
-if TYPE_CHECKING:
-    from .codex_translator import CodexTranslator
 
 HARNESS_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
                     "# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>",
                     "<permissions instructions>", "<skill>", "<subagent_notification>")
 
 
-def codex_meta(tr: CodexTranslator) -> Record | None:
+def codex_meta(tr: Translator) -> Record | None:
     """session_meta of a rollout: ids, latest cwd, creation-time git, latest permissions and model."""
     st = tr.state
     if st["thread_id"] is None:

@@ -11,12 +11,22 @@ import gc
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from .base import AgentFile, Changes, Stamp
+from .base import AgentFile, Changes, Entry, Stamp
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from collections.abc import Iterator
+
+
+class Lister(Protocol):
+    """What a stat pass needs of an agent (`Agent`): its entries with their stats, and their files."""
+
+    def stat_entries(self, root: Path) -> Iterator[tuple[Entry, os.stat_result | None]]:
+        """The agent's entries under `root`, each with its stat (None when it vanished)."""
+
+    def file_of(self, root: Path, entry: Entry) -> AgentFile:
+        """The AgentFile of one entry."""
 
 
 def companion_stats(paths: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
@@ -31,7 +41,7 @@ def companion_stats(paths: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
+def changes(agent: Lister, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
     """Agent.changes: stat every listed file and compare it with its checkpoint.
 
     The cyclic GC is off meanwhile: the loop makes only acyclic tuples and strings, and a full
@@ -46,7 +56,7 @@ def changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp
             gc.enable()
 
 
-def _changes(agent: Agent, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
+def _changes(agent: Lister, roots: Sequence[Path], checkpoints: Mapping[str, Stamp]) -> Changes:
     changed: list[AgentFile] = []
     unchanged: list[str] = []
     seen: set[str] = set()

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import SCHEMA_VERSION
-from .translate import Record
+from .translate import Record, Translator
 
-if TYPE_CHECKING:
-    from .hermes_translator import HermesTranslator
 
 def iso(epoch: object) -> str | None:
     """An epoch-seconds float as our ISO-8601 UTC text with milliseconds, or None."""
@@ -59,7 +57,7 @@ def source_context(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def hermes_meta(tr: HermesTranslator) -> Record | None:
+def hermes_meta(tr: Translator) -> Record | None:
     """session_meta of one Hermes session, or None when it has no id."""
     st = tr.state
     thread, row = st["thread_id"], st["row"]

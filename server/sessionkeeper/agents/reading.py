@@ -16,7 +16,7 @@ import copy
 import gc
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -36,8 +36,14 @@ from .lines import (
 from .reads import CHECKPOINT_VERSION, Checkpoint, LineDamage, LineTail, Read, SessionSummary
 
 if TYPE_CHECKING:
-    from .agent import Agent
     from .translate import Translator
+
+
+class Translating(Protocol):
+    """What reading needs of an agent (`Agent`): a translator for one of its files."""
+
+    def translator(self, file: AgentFile, state: dict[str, Any] | None) -> Translator:
+        """A translator for `file`, fresh (state None) or continuing from a checkpoint's state."""
 
 
 def _companions(file: AgentFile) -> tuple[tuple[str, int, int], ...]:
@@ -160,7 +166,7 @@ class _Pass:
         self.offset, self.lines = offset + length + 1, damage.line
 
 
-def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, max_line: int) -> Read:
+def read_file(agent: Translating, file: AgentFile, checkpoint: Checkpoint | None, *, max_line: int) -> Read:
     """Read one agent file (see the module docstring for what is parsed when)."""
     try:
         st = stat_of(file.path)
@@ -190,7 +196,7 @@ def read_file(agent: Agent, file: AgentFile, checkpoint: Checkpoint | None, *, m
         os.close(fd)
 
 
-def _pass(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
+def _pass(agent: Translating, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
           lines: int, max_line: int) -> _Pass:
     gc_was_enabled = gc.isenabled()
     gc.disable()  # thousands of kept dicts would trigger needless cyclic collections
@@ -201,7 +207,7 @@ def _pass(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, 
             gc.enable()
 
 
-def _pass_gc_off(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
+def _pass_gc_off(agent: Translating, file: AgentFile, fd: int, state: dict[str, Any] | None, *, offset: int,
                  lines: int, max_line: int) -> _Pass:
     translator = agent.translator(file, state)
     done = _Pass(translator, offset=offset, lines=lines, max_line=max_line)
@@ -218,7 +224,7 @@ def _pass_gc_off(agent: Agent, file: AgentFile, fd: int, state: dict[str, Any] |
     return done
 
 
-def _result(agent: Agent, file: AgentFile, fd: int, st: FileStat,
+def _result(agent: Translating, file: AgentFile, fd: int, st: FileStat,
             companions: tuple[tuple[str, int, int], ...], done: _Pass, *, mode: str, reason: str) -> Read:
     translator = done.translator
     now = os.fstat(fd)
@@ -266,6 +272,6 @@ def summary_of(file: AgentFile, translator: Translator, *, tail: LineTail | None
         rewound_lines=state["rewound_lines"], **fields)
 
 
-def _meta(agent: Agent, file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
+def _meta(agent: Translating, file: AgentFile, state: dict[str, Any]) -> dict[str, Any] | None:
     """The session_meta a file's translator state stands for (None without a thread id)."""
     return agent.translator(file, state).meta()

@@ -15,7 +15,7 @@ import re
 import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import cattrs
 from pygls.exceptions import JsonRpcException
@@ -23,14 +23,12 @@ from pygls.exceptions import JsonRpcException
 from .. import ids
 from ..errors import SessionKeeperError
 
-if TYPE_CHECKING:
-    from .server import SessionKeeperServer
-
 log = logging.getLogger("sessionkeeper.lsp")
 
 INVALID_PARAMS = -32602
 P = TypeVar("P")
 R = TypeVar("R")
+S = TypeVar("S")  # the server a handler runs on: this boundary needs nothing of it
 
 
 class RpcError(JsonRpcException):
@@ -202,28 +200,27 @@ class Method(Generic[P, R]):
 
     name: str
     params: type[P]
-    handler: Callable[[SessionKeeperServer, P], Awaitable[R]]
+    handler: Callable[[Any, P], Awaitable[R]]  # (the server, the params)
 
 
 METHODS: dict[str, Method[Any, Any]] = {}
 
 
-def rpc(name: str, params: type[P]) -> Callable[[Callable[[SessionKeeperServer, P], Awaitable[R]]],
-                                                 Callable[[SessionKeeperServer, P], Awaitable[R]]]:
+def rpc(name: str, params: type[P]) -> Callable[[Callable[[S, P], Awaitable[R]]],
+                                                 Callable[[S, P], Awaitable[R]]]:
     """Register a handler for `name`, with raw params structured into `params` before it runs."""
 
-    def register(fn: Callable[[SessionKeeperServer, P], Awaitable[R]]
-                 ) -> Callable[[SessionKeeperServer, P], Awaitable[R]]:
+    def register(fn: Callable[[S, P], Awaitable[R]]) -> Callable[[S, P], Awaitable[R]]:
         METHODS[name] = Method(name, params, fn)
         return fn
 
     return register
 
 
-def wrap(method: Method[Any, Any]) -> Callable[[SessionKeeperServer, Any], Awaitable[Any]]:
+def wrap(method: Method[Any, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
     """The pygls feature for a method: structure params, call, unstructure, translate errors."""
 
-    async def handler(ls: SessionKeeperServer, raw: Any) -> Any:
+    async def handler(ls: Any, raw: Any) -> Any:
         try:
             return unstructure(await method.handler(ls, structure(raw, method.params)))
         except SessionKeeperError as exc:

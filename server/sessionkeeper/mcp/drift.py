@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .shape import capped, flat, sha
+from .since import Since
 
 if TYPE_CHECKING:
     from ..events import Record
@@ -29,15 +30,6 @@ if TYPE_CHECKING:
 GIT_KINDS = ("branch", "head")
 BLOCKING = ("cwd_missing", "other_repository", "relocated", "baseline_unreadable", "git_refused")
 FILE_KINDS = ("file_changed", "file_missing")
-
-
-@dataclass(frozen=True)
-class Since:
-    """The seq compared from, and what it stands for."""
-
-    seq: int
-    what: str
-    at: str | None = None
 
 
 @dataclass(frozen=True)

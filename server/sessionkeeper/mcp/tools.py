@@ -18,21 +18,20 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ThreadBusy, ToolInputInvalid, ToolNotAllowed
 from . import shape, target
 from .reading import Reader, check_seq
+from .since import SINCE as SINCE  # (the names a drift starts from, as the tool takes them)
+from .since import since_of
 
 if TYPE_CHECKING:
     from ..api import Keeper
     from ..recovery.findings import Difference, Invalidation
     from ..recovery.replay import Replayed
-    from .drift import Since
     from .target import Caller, Target
 
 SERVER_NAME = "sessionkeeper"
 """The name the agents know the server by (their tools: mcp__sessionkeeper__<tool>)."""
 READ_ONLY = ("drift_since", "in_doubt_operations", "file_history", "diff", "rewind_preview",
              "todos", "verifier")
-SINCE = ("last_turn", "session_start")
 _BUSY_WAIT_S = 5.0
-_STARTS = frozenset({"startup", "resume", "clear", "compact", "fork"})
 
 
 class Tools:
@@ -97,55 +96,9 @@ class Tools:
         from .drift import drift
 
         found, now = self.session(meta)
-        start = self._since(found, now, since, meta)
+        start = since_of(self.reader, found, now, since, meta)
         out = drift(self.reader, found, now, start)
         return shape.finished({"session": self._head(found, now), **out})
-
-    def _since(self, found: Target, now: Replayed, since: int | str,
-               meta: Mapping[str, Any] | None) -> Since:
-        from .drift import Since
-
-        if isinstance(since, str) and since.strip().isdigit():
-            since = int(since.strip())
-        if isinstance(since, int) and not isinstance(since, bool):
-            check_seq(now, since)
-            return Since(since, f"seq {since}")
-        if since == "session_start":
-            return self._session_start(found, now)
-        if since != "last_turn":
-            raise ToolInputInvalid(f"since {shape.flat(since, 60)!r}: give a seq (an integer) or "
-                                   f"one of {', '.join(SINCE)}")
-        at = self._turn_started(found, meta)
-        if at is None:
-            start = self._session_start(found, now)
-            return Since(start.seq, start.what + " (no start of the current turn is recorded: "
-                                                 "the prompt hook did not run)", start.at)
-        return Since(_seq_before(self.reader, found, now, at),
-                     "the start of the current turn (the user's latest prompt)", at)
-
-    def _turn_started(self, found: Target, meta: Mapping[str, Any] | None) -> str | None:
-        """When the current turn began: Codex says it in `_meta`, Claude's prompt hook noted it."""
-        codex = (meta or {}).get(target.CODEX_TURN_META)
-        if isinstance(codex, Mapping) and isinstance(codex.get("turn_started_at_unix_ms"), int):
-            return _iso(codex["turn_started_at_unix_ms"])
-        if not found.journal:
-            return None
-        from ..hooks.state import turn_of
-
-        return turn_of(self.reader.keeper.store.layout.root, found.agent, found.thread_id)
-
-    def _session_start(self, found: Target, now: Replayed) -> Since:
-        from .drift import Since
-
-        meta_seq = int(now.meta.get("seq", 0))
-        latest = None
-        for record in self.reader.records_after(found, now, meta_seq):
-            if record.get("type") == "lifecycle" and record.get("source") in _STARTS:
-                latest = record
-        if latest is not None:
-            return Since(max(int(latest["seq"]) - 1, 0),
-                         f"the session's latest {latest['source']}", latest.get("ts"))
-        return Since(meta_seq, "the start of the session's latest run", now.meta.get("ts"))
 
     # ---- operations -------------------------------------------------------------------------
 
@@ -370,27 +323,6 @@ def _started(now: Replayed, call: str) -> bool:
     from ..recovery.subsystems.operations import Operations
 
     return now.state.get(Operations).entry(call) is not None
-
-
-def _iso(unix_ms: int) -> str:
-    """A Unix time in milliseconds as the store's timestamps are written (UTC, ms, Z)."""
-    seconds, millis = divmod(int(unix_ms), 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
-
-
-def _seq_before(reader: Reader, found: Target, now: Replayed, at: str) -> int:
-    """The seq of the session's last record stamped before `at` (its first seq when none is)."""
-    rollouts = now.rollouts
-    first = rollouts[0] if rollouts else None
-    if first is not None and first.from_snapshot and not (
-            first.records and str(first.records[0].get("ts") or "") < at):
-        rollouts = reader.full(found, now).rollouts  # `at` lies before the snapshot read
-    before = [int(r["seq"]) for rollout in rollouts
-              for r in ([rollout.meta] if rollout.meta else []) + rollout.records
-              if str(r.get("ts") or "") < at]
-    if before:
-        return max(before)
-    return int(rollouts[0].meta["seq"]) if rollouts and rollouts[0].meta else 0
 
 
 def _ours(tool: str) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import utc_now_iso
 from ..errors import GitRefused
@@ -30,7 +30,6 @@ from .comparison import same_repository
 
 if TYPE_CHECKING:
     from .replay import Replayed
-    from .subsystems.worktree import Worktree
 
 _HEX = re.compile(r"[0-9a-f]{7,64}")
 _MAX_CANDIDATES = 50
@@ -42,6 +41,19 @@ class NamedCommit(NamedTuple):
 
     commit: str
     subject: str | None = None  # its subject line, when the log gives it (a short SHA's check)
+
+
+class RecordedWorktree(Protocol):
+    """The worktree state as `reidentify` uses it (`subsystems.worktree.Worktree`)."""
+
+    def recorded(self) -> GitBaseline | None:
+        """The recorded baseline, or None outside git; ValueError if it is malformed."""
+
+    def named_commits(self) -> list[NamedCommit]:
+        """The commits of the recorded history its log names."""
+
+    def set_identity(self, identity: RepoIdentity) -> None:
+        """Give the recorded baseline an identity."""
 
 
 class Rebuilt(NamedTuple):
@@ -85,7 +97,7 @@ def _rebuild_in(top: str, common: str, commits: Sequence[NamedCommit], *,
     return None, seen
 
 
-def reidentify(replayed: Replayed, worktree: Worktree,
+def reidentify(replayed: Replayed, worktree: RecordedWorktree,
                root: str) -> tuple[GitBaseline | None, str | None]:
     """The thread's recorded baseline (`worktree`: its state), with its identity rebuilt in the
     repository at `root` when it names no root commit (the worktree state and the thread's

@@ -24,13 +24,21 @@ from .blob_format import is_key
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from .blobs import BlobInfo
-
 TEMP_SUFFIX = ".blob-tmp"
 """The name ending of a blob's temp file (written, fsynced, then renamed to its key)."""
 
 _FAN = re.compile(r"[0-9a-f]{2}")
 _REST = re.compile(r"[0-9a-f]{62}")
+
+
+@dataclass(frozen=True)
+class BlobInfo:
+    """One blob file as found on disk: its stored size, its base (deltas) and its mtime."""
+
+    key: str
+    stored_bytes: int
+    base: str | None
+    mtime: float
 
 
 @dataclass(frozen=True)

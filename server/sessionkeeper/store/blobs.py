@@ -11,7 +11,7 @@ Invariants:
   chain); a put names the previous version as `base` and the store decides what pays;
 - `put()` holds the blob lock shared and `gc()` exclusively, so a put that found its blob
   present cannot lose it to a running gc. Scanning, verifying and collecting are `blob_upkeep`'s
-  (mixin `BlobUpkeep`, whose report types are re-exported here).
+  (mixin `BlobUpkeep`, whose report types and `BlobInfo` are re-exported here).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BlobCorrupt, BlobMissing, BlobUnavailable, storage_error
@@ -41,21 +40,11 @@ from .blob_format import (
     is_key,
     parse,
 )
-from .blob_upkeep import TEMP_SUFFIX, BlobCheck, BlobDamage, BlobUpkeep, GcReport
+from .blob_upkeep import TEMP_SUFFIX, BlobCheck, BlobDamage, BlobInfo, BlobUpkeep, GcReport
 from .layout import ensure_private_dir, fsync_dir
 
 __all__ = ["LEVEL", "TEMP_SUFFIX", "BlobCheck", "BlobDamage", "BlobInfo", "BlobStore", "GcReport",
            "check_key", "content_key"]
-
-
-@dataclass(frozen=True)
-class BlobInfo:
-    """One blob file as found on disk: its stored size, its base (deltas) and its mtime."""
-
-    key: str
-    stored_bytes: int
-    base: str | None
-    mtime: float
 
 
 class BlobStore(BlobUpkeep):

@@ -18,8 +18,8 @@ from ..events import Durability, Record
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
+    from .catalog import Catalog
     from .recorder import Ack, Recorder
-    from .store import Store
 
 _INDEX_EVERY_S = 2.0
 
@@ -27,9 +27,9 @@ _INDEX_EVERY_S = 2.0
 class SessionWriter:
     """The open, writable session of a thread: holds the thread lock and the recorder."""
 
-    def __init__(self, store: Store, *, meta: Record, path: Path, lock: BaseFileLock,
+    def __init__(self, store: Catalog, *, meta: Record, path: Path, lock: BaseFileLock,
                  recorder: Recorder) -> None:
-        self.store = store
+        self.store = store  # the Store that opened it, seen as its Catalog (layout, blobs, index)
         self.meta = meta
         self.path = path
         self._lock = lock
