@@ -42,13 +42,14 @@ LAYERS = [
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
     """The import graph of the package (TYPE_CHECKING imports excluded: they never run)."""
-    return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=True)
+    return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=True, cache_dir=None)
 
 
 @pytest.fixture(scope="module")
 def typed_graph() -> grimp.ImportGraph:
     """The import graph with the TYPE_CHECKING imports too (what the type checker follows)."""
-    return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=False)
+    return grimp.build_graph("sessionkeeper", exclude_type_checking_imports=False,
+                              cache_dir=None)
 
 
 def _cycle(graph: grimp.ImportGraph) -> list[str] | None:
