@@ -4,6 +4,8 @@ Adding an agent is adding one module with an `Agent` subclass and a `register()`
 and its name to `AGENT_MODULES`; Session Keeper's own rollouts are the "native" source and are not
 an agent here. The first `get()` or `names()` imports the agent modules: discovery only (roots and
 file patterns); each agent imports its translator when a file is parsed.
+
+It may import recovery (beside it), store and the vocabulary; never session, the Keeper or a surface.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Exit codes: 0 ok · 10 drift (`--check-resume`) · 11 blocked (`--check-resume`)
 problems it did not repair · 2 usage · 64 invalid id or workspace · 65 invalid event · 66 unknown
 thread · 73 read-only session · 74 store damaged or full · 75 thread or index busy · 70 internal
 error; `rewind` exits 1 when a file was not handled as planned.
+
+The top layer beside `mcp`: it may import any part of the package.
 """
 
 from __future__ import annotations

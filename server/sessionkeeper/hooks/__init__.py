@@ -10,4 +10,6 @@ entries into the agents' config and restores it byte for byte.
 Invariant: a hook never breaks the agent — it exits 0, within a hard time limit below the agent's
 own hook timeout, prints at most one line of its own on stderr, and never reaches the network.
 Importing this package imports nothing: the hook is a CLI start and imports only what it needs.
+
+It may import the Keeper (`api`, `keeper`), session and what lies below them; never cli, lsp or mcp.
 """

@@ -2,4 +2,6 @@
 
 Importing this package is cheap: the Keeper, pydantic, GitPython and watchfiles are imported on
 first need, never at start-up.
+
+It may import hooks, integrations, the Keeper and what lies below them; never cli or mcp.
 """

@@ -17,4 +17,6 @@ Invariants: every tool reads through the Keeper's public methods and the recover
 machinery (replay, assess, the subsystems), never a file of the store; nothing is written except
 by `rewind` when the policy allows it; no network; bad input is a tool error the model can read.
 Only `server.py` imports the MCP SDK, and only `sessionkeeper mcp` imports `server.py`.
+
+The top layer beside `cli`: it may import any part of the package but cli.
 """

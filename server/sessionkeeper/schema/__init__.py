@@ -7,6 +7,8 @@ One module per family — `values` (inside records), `thread` (the envelope, met
 verified), `frameworks` (integrations' records) — all re-exported here: callers import from
 `sessionkeeper.schema`. A family's module is imported when one of its names is first asked for
 (a start builds meta and lifecycle records only: `thread` and `values`).
+
+It may import the vocabulary only (events, ids, errors, constraints).
 """
 
 from __future__ import annotations
