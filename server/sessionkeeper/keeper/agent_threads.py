@@ -83,7 +83,8 @@ class AgentThreads:
 
     def agent_filter(self) -> tuple[str, ...]:
         """The agents whose imported threads a listing shows (none without sources)."""
-        return () if self.ground.agent_sources is None else tuple(self.ground.agent_sources.enabled())
+        sources = self.ground.agent_sources
+        return () if sources is None else tuple(sources.enabled())
 
     # ---- finding a thread's files ----------------------------------------------------------------
 
@@ -135,8 +136,8 @@ class AgentThreads:
             row, file, _ = self._main(thread_id)
             log = agent.load(_file_of(file))
         log = _redacted(log)
-        replayed = replay_with_journal(log, self.journals.journal_rollouts(file.agent, row.thread_id),
-                                       agent=file.agent)
+        journal = self.journals.journal_rollouts(file.agent, row.thread_id)
+        replayed = replay_with_journal(log, journal, agent=file.agent)
         return _with_identity(replayed, (row.summary or {}).get("identity"), agent=file.agent)
 
     def check_agent(self, thread_id: str, *, workspace: str,

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .sharing import Sharing
 
 
-
 class Catalog:
     """The reads: rows and summaries of threads, a thread's sessions, its replayed state."""
 

@@ -88,8 +88,8 @@ class Content:
             return self._rewind(None, replayed.state, workspace=str(replayed.meta["cwd"]),
                                 to_seq=to_seq, paths=paths, force=force, undo=undo)
         with self._writable(thread) as session, session.exclusive():
-            finished = rewinding.finish_interrupted(session, blobs=self.blobs,
-                                                    allow_secret_files=self.ground.allow_secret_files)
+            finished = rewinding.finish_interrupted(
+                session, blobs=self.blobs, allow_secret_files=self.ground.allow_secret_files)
             report = self._rewind(session, session.state, workspace=session.workspace,
                                   to_seq=to_seq, paths=paths, force=force, undo=undo)
         return dataclasses.replace(report, finished=finished)

@@ -191,7 +191,8 @@ class Journals(Generic[K]):
         return replay(rollouts, agent=agent) if rollouts else None
 
 
-def _open(sub: JournalKeeper, agent: str, thread: str, workspace: str | os.PathLike[str] | None) -> Session:
+def _open(sub: JournalKeeper, agent: str, thread: str,
+          workspace: str | os.PathLike[str] | None) -> Session:
     """Attach to the journal's newest session, or create the journal (under its lock)."""
     newest = _newest(sub, thread)
     if newest is not None:

@@ -87,7 +87,8 @@ class Recovery:
         if self.agents.is_agent_thread(thread):
             return self.agents.check_agent(thread, workspace=workspace, requested=requested)
         self.sharing.pull(thread)
-        return assess_here(thread, self.catalog.replay(thread), workspace=workspace, requested=requested)
+        return assess_here(thread, self.catalog.replay(thread), workspace=workspace,
+                           requested=requested)
 
     def resume(self, thread_id: str | None, *, workspace: str, decision: Decision | None = None,
                latest: bool = False,

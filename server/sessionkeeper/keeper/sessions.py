@@ -1,10 +1,10 @@
 """The Keeper's opening of sessions: start a thread, continue one, attach to one.
 
 Invariants: every session this Keeper opens is in `ground.live` (thread id → session) until it
-closes,
-and is the thread's only writer (it holds the thread lock, `store.writer`); a new session's meta is
-redacted before it reaches disk and is durable before the session is returned; a continued or
-forked session starts at the seq after the state it continues, with that state's snapshot.
+closes, and is the thread's only writer (it holds the thread lock, `store.writer`); a new
+session's meta is redacted before it reaches disk and is durable before the session is returned;
+a continued or forked session starts at the seq after the state it continues, with that state's
+snapshot.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ class Sessions:
         meta = SessionMeta(
             thread_id=thread, session_id=ids.new_id(), cwd=cwd,
             baseline=capture(cwd) if baseline else None,
-            permissions=_permissions(permissions), model=model, client=self.ground.client, title=title,
-            source="startup", agent=agent, machine=Machine(host=host_name(), user=user_name()),
+            permissions=_permissions(permissions), model=model, client=self.ground.client,
+            title=title, source="startup", agent=agent, machine=Machine(host=host_name(), user=user_name()),
         )
         session = self._open(meta, first_seq=0, state=SessionState(), lock=lock)
         session.transition("startup", reason)
@@ -76,15 +76,15 @@ class Sessions:
         from ..session.live import Session
         from ..store.log import thread_log
 
-        record = plain(meta)
-        if self.ground.policy.redact:  # titles, paths and client names reach disk and the index too
+        ground, record = self.ground, plain(meta)
+        if ground.policy.redact:  # titles, paths and client names reach disk and the index too
             record = redact_value(record)
-        writer = self.ground.store.create(record, own_body(record), first_seq=first_seq,
-                                   durability=self.ground.durability, lock=lock)
+        writer = ground.store.create(record, own_body(record), first_seq=first_seq,
+                                     durability=ground.durability, lock=lock)
         state.apply(writer.meta)
-        state.attach_log(thread_log(self.ground.store, writer.thread_id, before=writer.recorder.flush))
-        return self._adopt(Session(writer, state, policy=self.ground.policy, hooks=self.ground.hooks,
-                                   on_close=self.ground.live.closed, workspace=meta.cwd))
+        state.attach_log(thread_log(ground.store, writer.thread_id, before=writer.recorder.flush))
+        return self._adopt(Session(writer, state, policy=ground.policy, hooks=ground.hooks,
+                                   on_close=ground.live.closed, workspace=meta.cwd))
 
     def _exists(self, thread: str) -> bool:
         try:
@@ -141,16 +141,17 @@ class Sessions:
         from ..session.live import Session
         from ..store.log import thread_log
 
-        writer, _ = self.ground.store.reopen(session_id, durability=self.ground.durability)
+        ground = self.ground
+        writer, _ = ground.store.reopen(session_id, durability=ground.durability)
         try:
-            replayed = replay(self.ground.store.read_thread(writer.thread_id),
-                              log=thread_log(self.ground.store, writer.thread_id,
+            replayed = replay(ground.store.read_thread(writer.thread_id),
+                              log=thread_log(ground.store, writer.thread_id,
                                              before=writer.recorder.flush))
         except BaseException:
             writer.close()
             raise
-        session = Session(writer, replayed.state, policy=self.ground.policy, hooks=self.ground.hooks,
-                          on_close=self.ground.live.closed)
+        session = Session(writer, replayed.state, policy=ground.policy, hooks=ground.hooks,
+                          on_close=ground.live.closed)
         session.carry_snapshot_budget(replayed.latest)
         return self._adopt(session)
 
