@@ -3,8 +3,9 @@ its patterns (~7 ms of a hook's CPU here, 70% of a bare Python start); CPython's
 encoder (`_json`, what `json` itself uses) cost nothing to load. Where `_json` is missing, `json`.
 
 `loads` reads strict JSON only (NaN and Infinity are refused, as `payload.parse` requires); `dumps`
-writes what `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` writes (a test holds
-the two equal). Standard library only.
+writes what `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` writes, or with
+`spaced` what `json.dumps(value, ensure_ascii=False)` writes (a test holds them equal). Standard
+library only.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ try:
         _Context())  # type: ignore[arg-type]  # the scanner reads these attributes only
     _encode: Callable[[object, int], list[str]] = _json.make_encoder(
         {}, _unencodable, _json.encode_basestring, None, ":", ",", False, False, False)
+    _encode_spaced: Callable[[object, int], list[str]] = _json.make_encoder(
+        {}, _unencodable, _json.encode_basestring, None, ": ", ", ", False, False, False)
 except (ImportError, AttributeError):  # pragma: no cover - not CPython
     _json = None  # type: ignore[assignment]
 
@@ -68,10 +71,12 @@ def loads(raw: bytes | str) -> object:
     return value
 
 
-def dumps(value: object) -> str:
-    """Compact JSON of a value, non-ASCII kept as it is; ValueError for NaN or Infinity."""
+def dumps(value: object, *, spaced: bool = False) -> str:
+    """Compact JSON of a value (`spaced`: a space after each `,` and `:`), non-ASCII kept as it
+    is; ValueError for NaN or Infinity."""
     if _json is None:  # pragma: no cover - not CPython
         import json
 
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return "".join(_encode(value, 0))
+        return json.dumps(value, ensure_ascii=False, allow_nan=False,
+                          separators=(", ", ": ") if spaced else (",", ":"))
+    return "".join((_encode_spaced if spaced else _encode)(value, 0))

@@ -286,3 +286,43 @@ def _help_modules(argv: list[str], home: Path) -> set[str]:
     done = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True,
                           text=True, check=True)
     return set(json.loads(done.stdout.splitlines()[-1])["modules"])
+
+
+THIN_RESUME = THIN_HOOK | {"sessionkeeper.hooks.proven", "sessionkeeper.hooks.digest",
+                           "sessionkeeper.hooks.answers", "sessionkeeper.hooks.state",
+                           "sessionkeeper.hooks.telling", "sessionkeeper.hooks.policy",
+                           "sessionkeeper.store.private", "sessionkeeper.clock"}
+"""Every module of ours a resume its digest proves ok may load (issue 26: the resume digest)."""
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_resume_its_digest_proves_ok_is_answered_by_the_thin_process_as_the_full_way_answers(
+        repo: Path, store_dir: Path, agent: str) -> None:
+    """Fixture: `repo`, a session started by its hook (which leaves the digest); its resume,
+    answered by `sessionkeeper hook` (the thin process), then by the full way (`entry`) in a
+    process of its own: the same stdout, and the same records left for the journal."""
+    from sessionkeeper.hooks import state
+    from tests.unit._hooks import SID, call, payload
+
+    call(agent, "SessionStart", repo, store_dir, source="startup")
+    stdin = json.dumps(payload(agent, "SessionStart", repo, source="resume"))
+    env = {**os.environ, "PYTHONPATH": SERVER, "GIT_CONFIG_GLOBAL": "/dev/null"}
+    thin = subprocess.run([sys.executable, "-c", THIN_PROBE, "hook", "--store", str(store_dir),
+                           agent, "SessionStart", stdin], env=env, capture_output=True,
+                          text=True, check=True)
+    *answer, probe = thin.stdout.splitlines()
+    out = ast.literal_eval(probe)
+    assert out["code"] == 0 and thin.stderr == ""
+    ours = {m for m in out["modules"] if m.startswith("sessionkeeper")}
+    assert ours <= THIN_RESUME, sorted(ours - THIN_RESUME)
+    assert NOT_IN_A_TOOL_HOOK & set(out["modules"]) == set()
+    told = json.loads("\n".join(answer))["hookSpecificOutput"]["additionalContext"]
+    assert told.startswith(f"Session Keeper verified this resumed session against {repo}")
+    full = subprocess.run([sys.executable, "-c", "import sys; from sessionkeeper.hooks.entry "
+                           "import main; sys.exit(main(sys.argv[1:]))", "--store", str(store_dir),
+                           agent, "SessionStart"], input=stdin, env=env, capture_output=True,
+                          text=True, check=True)
+    assert full.stdout == "\n".join(answer) + "\n" and full.stderr == ""
+    deferred = state.take_deferred(store_dir, agent, SID)
+    assert [(r["source"], r["reason"]) for r in deferred] == [("resume", "verified: ok")] * 2
+    assert state.runs_of(store_dir, agent)["last"]["outcome"] == "ok"

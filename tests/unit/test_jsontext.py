@@ -22,6 +22,7 @@ def test_a_value_is_written_as_json_writes_it_and_read_back(value: object) -> No
     """No fixture: hypothesis values (strings of every code point but lone surrogates too)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert jsontext.dumps(value) == text
+    assert jsontext.dumps(value, spaced=True) == json.dumps(value, ensure_ascii=False)
     assert jsontext.loads(text) == json.loads(text)
     assert jsontext.loads(f" \n{text}\t ") == json.loads(text)
 

@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..hooks.payload import TOOL_EVENTS
 
         _no_collection_at_exit()
-        if args_list[-1:] and args_list[-1] in TOOL_EVENTS:  # every tool call: the thin hook
+        if args_list[-1:] and (args_list[-1] in TOOL_EVENTS  # every tool call: the thin hook
+                               or args_list[-1] == "SessionStart"):  # and a resume it can prove
             from ..hooks.fast import main as tool_hook
 
             return tool_hook(args_list[1:])

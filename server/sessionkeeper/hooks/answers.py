@@ -14,27 +14,37 @@ Invariant: an answer is one JSON object or nothing; context is cut to `MAX_CONTE
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any
+from .. import jsontext
+
+TYPE_CHECKING = False  # standard library only: a resume its digest proves ok runs in a thin process
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_CONTEXT = 6000
 """Characters of additionalContext at most; the rest is left to `sessionkeeper --check-resume`."""
 _CUT = "\n[cut: run `sessionkeeper --check-resume` for the whole report]"
 
 
-@dataclass(frozen=True, kw_only=True)
 class Answer:
     """What one hook call prints: a JSON object on stdout (or nothing) and one note on stderr."""
 
-    output: dict[str, Any] | None = None
-    note: str | None = None
-    outcome: str = "ok"
-    """What happened, for `hooks status`: ok, recorded, context, stopped, blocked, off, failed…"""
+    __slots__ = ("output", "note", "outcome")
+
+    def __init__(self, *, output: dict[str, Any] | None = None, note: str | None = None,
+                 outcome: str = "ok") -> None:
+        """`outcome`: what happened, for `hooks status` (ok, recorded, context, stopped,
+        blocked, off, failed…)."""
+        self.output = output
+        self.note = note
+        self.outcome = outcome
+
+    def with_note(self, note: str | None) -> Answer:
+        """The same answer with another note."""
+        return Answer(output=self.output, note=note, outcome=self.outcome)
 
     def stdout(self) -> str:
         """The text to print on stdout ("" for nothing)."""
-        return json.dumps(self.output, ensure_ascii=False) if self.output is not None else ""
+        return jsontext.dumps(self.output, spaced=True) if self.output is not None else ""
 
 
 def _cut(text: str) -> str:

@@ -7,44 +7,63 @@ todos, and the size, mtime and inode of the journal file it was taken from. A re
 needs one `git rev-parse` and the touched files' hashes: when all of them match, the verdict is
 `ok` (what the full check would say); when anything differs, or the digest is not exactly as
 fresh as the journal, the full check runs and says what differs. So the digest can only make a
-resume faster, never change its verdict. Stdlib only.
+resume faster, never change its verdict. Standard library only: a resume its digest proves ok is
+answered by a hook's thin process (`proven`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import subprocess
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from .. import jsontext
+from .spawn import git
+
+try:  # CPython's own SHA-256: hashlib's import starts OpenSSL, which costs a hook ~2 ms
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.12+ names it _sha2; hashlib is the same hash
+    from hashlib import sha256
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..recovery.replay import Replayed
 
-_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 _CHUNK = 1 << 20
 
 
-@dataclass(frozen=True, kw_only=True)
 class Digest:
     """What the fast check compares, taken from one state of a journal."""
 
-    journal: str  # the journal's rollout file
-    size: int
-    mtime_ns: int
-    inode: int
-    cwd: str  # the journal's workspace (real path)
-    baseline: dict[str, Any]  # repo_root, worktree, branch, head
-    files: dict[str, str | None] = field(default_factory=dict)  # path -> last sha256 (None: absent)
-    in_doubt: list[dict[str, Any]] = field(default_factory=list)  # operation_id, tool, seq
-    todos: dict[str, Any] | None = None  # done, total, items
-    headline: str = ""
+    __slots__ = ("journal", "size", "mtime_ns", "inode", "cwd", "baseline", "files", "in_doubt",
+                 "todos", "headline")
+
+    def __init__(self, *, journal: str, size: int, mtime_ns: int, inode: int, cwd: str,
+                 baseline: dict[str, Any], files: dict[str, str | None] | None = None,
+                 in_doubt: list[dict[str, Any]] | None = None,
+                 todos: dict[str, Any] | None = None, headline: str = "") -> None:
+        """`journal`: its rollout file (taken at `size`, `mtime_ns`, `inode`); `cwd`: its
+        workspace (a real path); `baseline`: repo_root, worktree, branch, head; `files`: path ->
+        last sha256 (None: absent); `in_doubt`: operation_id, tool, seq; `todos`: done, total,
+        items."""
+        self.journal = journal
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.inode = inode
+        self.cwd = cwd
+        self.baseline = baseline
+        self.files = {} if files is None else files
+        self.in_doubt = [] if in_doubt is None else in_doubt
+        self.todos = todos
+        self.headline = headline
+
+    def as_dict(self) -> dict[str, Any]:
+        """The digest as its file holds it."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
-def _path(store_root: Path, agent: str, session_id: str) -> Path:
-    return store_root / "hooks" / "digests" / f"{agent}-{session_id}.json"
+def _path(store_root: str | os.PathLike[str], agent: str, session_id: str) -> str:
+    return os.path.join(os.fspath(store_root), "hooks", "digests", f"{agent}-{session_id}.json")
 
 
 def take(replayed: Replayed) -> Digest | None:
@@ -82,15 +101,19 @@ def take(replayed: Replayed) -> Digest | None:
                   todos=summaries.get("todos"), headline=worktree.headline())
 
 
-def save(store_root: Path, agent: str, session_id: str, digest: Digest | None) -> None:
+def save(store_root: str | os.PathLike[str], agent: str, session_id: str,
+         digest: Digest | None) -> None:
     """Keep the digest of a journal (or remove a stale one when there is none to keep)."""
     from .state import write_json
 
     path = _path(store_root, agent, session_id)
     if digest is None:
-        path.unlink(missing_ok=True)
+        try:  # noqa: SIM105 - contextlib is not loaded in a hook's thin process
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
         return
-    write_json(store_root, path, asdict(digest))
+    write_json(store_root, path, digest.as_dict())
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
@@ -115,11 +138,12 @@ def _todos_typed(todos: dict[str, Any] | None) -> bool:
             and isinstance(items, list) and all(isinstance(i, dict) for i in items))
 
 
-def load(store_root: Path, agent: str, session_id: str) -> Digest | None:
+def load(store_root: str | os.PathLike[str], agent: str, session_id: str) -> Digest | None:
     """The digest of a journal, or None when there is none, it cannot be read, or a field has
     another type than `take` writes (a damaged or crafted file never reaches the fast check)."""
     try:
-        data = json.loads(_path(store_root, agent, session_id).read_bytes())
+        with open(_path(store_root, agent, session_id), "rb") as handle:
+            data = jsontext.loads(handle.read())
         return Digest(**data) if isinstance(data, dict) and _well_typed(data) else None
     except (OSError, ValueError, TypeError):
         return None
@@ -135,16 +159,10 @@ def _fresh(digest: Digest) -> bool:
 
 def _git_now(cwd: str) -> dict[str, Any] | None:
     """worktree, repo_root, head, branch of `cwd` from one `git rev-parse` (None: not simple)."""
-    from ..recovery.gitrun import environment  # imported by the policy already: costs nothing
-
-    try:
-        done = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-common-dir", "HEAD",
-                               "--symbolic-full-name", "HEAD"], cwd=cwd, capture_output=True,
-                              env=environment(_GIT_ENV), check=False, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 4:
+    status, out = git(cwd, "rev-parse", "--show-toplevel", "--git-common-dir", "HEAD",
+                      "--symbolic-full-name", "HEAD").result()
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if status != 0 or len(lines) != 4:
         return None
     top, common, head, ref = lines
     top = os.path.realpath(top)
@@ -159,7 +177,7 @@ def _file_hash(root: str, rel: str) -> str | None | bool:
     target = os.path.realpath(os.path.join(root, rel))
     if os.path.commonpath([root, target]) != root:
         return False
-    digest = hashlib.sha256()
+    digest = sha256()
     try:
         with open(target, "rb") as handle:
             while chunk := handle.read(_CHUNK):

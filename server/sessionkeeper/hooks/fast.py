@@ -1,4 +1,5 @@
-"""The thin process of a tool hook: check the call, look at the files it touches, spool it, exit.
+"""The thin process of a tool hook: check the call, look at the files it touches, spool it, exit;
+and of a resume its digest proves ok (`proven`), answered without the recovery stack.
 
 `sessionkeeper hook <agent> PreToolUse|PostToolUse|PostToolUseFailure` runs here, importing only the
 standard library and a few small modules of ours. It parses and checks the agent's JSON
@@ -15,6 +16,7 @@ stderr, the hard time limit (SIGALRM: past it, exit 0 with one line), no network
 acknowledged (this process exits) only once its line and blobs are durable; nothing is written
 when the policy is `off` or the input is invalid. A session with no journal yet (its SessionStart
 hook did not run) goes the full way once (`entry`), which creates the journal and its spool.
+Every other SessionStart, and a resume the digest cannot vouch for, goes the full way too.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ try:  # the C module: `signal` wraps it in enums, whose import costs a hook ~2 m
     import _signal  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - not CPython
     import signal as _signal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .payload import HookInput
 
 POLICY_KEY = "sessionkeeper.hookPolicy"
 ENV_POLICY = "SESSIONKEEPER_HOOK_POLICY"
@@ -56,18 +62,24 @@ def _give_up(where: str, budget: float) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Answer one tool hook call; always 0."""
+    """Answer one tool hook call, or a SessionStart (a resume here when it can, else the full
+    way); always 0."""
     try:
         store, agent, event = hook_args(argv)
     except HookInputInvalid:
         from .entry import main as full
 
         return full(argv)  # it says what is wrong, as for any event
+    if event == "SessionStart" and agent not in ("claude", "codex"):
+        return _full_way(argv, None)
     where = f"{agent} {event}"
     _give_up(where, budget_of(event))
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
         hook = parse(agent, event, raw)
+        if event == "SessionStart":
+            return _resume(hook, store, argv, raw) if hook.source == "resume" \
+                else _full_way(argv, raw)
         if not spool_call(hook, store, policy=_policy(hook.cwd)):
             return _full_way(argv, raw)
     except HookInputInvalid as exc:
@@ -93,12 +105,40 @@ def _failed(store: str | None, agent: str, event: str, outcome: str, note: str) 
         return
 
 
-def _full_way(argv: list[str], raw: bytes) -> int:
-    """The call of a session without a journal: the full hook (which starts the journal)."""
+def _full_way(argv: list[str], raw: bytes | None) -> int:
+    """A call the thin process does not answer: the full hook (`raw`: the stdin already read)."""
     _signal.setitimer(_signal.ITIMER_REAL, 0)
     from . import entry
 
     return entry.main(argv, stdin=raw)
+
+
+def _resume(hook: HookInput, store: str | None, argv: list[str], raw: bytes) -> int:
+    """A resume answered here when its digest proves it ok (or the policy is off), else the full
+    way; the answer on stdout, its note on stderr, the call remembered for `hooks status`."""
+    from .proven import answer
+
+    root = os.path.realpath(os.path.expanduser(store) if store else default_root())
+    try:
+        found = answer(hook, root)
+    except Exception:  # noqa: BLE001 - the full way checks again, and says what is wrong
+        found = None
+    if found is None:
+        return _full_way(argv, raw)
+    out = found.stdout()
+    try:
+        if out and sys.stdout is not None:
+            sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+            sys.stdout.buffer.flush()
+    except OSError:  # BrokenPipeError too: the agent stopped reading
+        pass
+    if found.note:
+        _say(found.note)
+    from .state import note_run
+
+    note_run(root, hook.agent, event=hook.event, outcome=found.outcome,
+             session_id=hook.session_id, note=found.note)
+    return 0
 
 
 def _policy(cwd: str) -> object:

@@ -14,26 +14,31 @@ An unknown value counts as warn, with a note saying so (a typo never blocks anyo
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, get_args
 
-from ..recovery import gitrun
+from .spawn import git
 
-Policy = Literal["warn", "block-on-drift", "off"]
-POLICIES: tuple[str, ...] = get_args(Policy)
+TYPE_CHECKING = False  # standard library only: a resume its digest proves ok runs in a thin process
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Literal
+
+    Policy = Literal["warn", "block-on-drift", "off"]
+
+POLICIES: tuple[str, ...] = ("warn", "block-on-drift", "off")
 ENV_POLICY = "SESSIONKEEPER_HOOK_POLICY"
 GIT_KEY = "sessionkeeper.hookPolicy"
 
 
-@dataclass(frozen=True)
 class Setting:
-    """The policy in force, where it was set, and a note when the setting was not understood."""
+    """The policy in force, where it was set (env, git, default), and a note when the setting
+    was not understood."""
 
-    policy: Policy
-    source: str  # env, git, default
-    note: str | None = None
+    __slots__ = ("policy", "source", "note")
+
+    def __init__(self, policy: Policy, source: str, note: str | None = None) -> None:
+        self.policy = policy
+        self.source = source
+        self.note = note
 
 
 def _setting(raw: str, source: str) -> Setting:
@@ -57,11 +62,11 @@ def policy_started(cwd: str, env: dict[str, str] | None = None) -> Callable[[], 
         found = _setting(env[ENV_POLICY], ENV_POLICY)
         return lambda: found
     where = cwd if os.path.isdir(cwd) else os.path.expanduser("~")
-    pending = gitrun.started(where, "config", "--get", GIT_KEY)
+    pending = git(where, "config", "--get", GIT_KEY)
 
     def setting() -> Setting:
-        done = pending()
-        value = done.text().strip() if done.ok else ""
+        status, out = pending.result()
+        value = out.decode("utf-8", "surrogateescape").strip() if status == 0 else ""
         return _setting(value, f"git config {GIT_KEY}") if value else Setting("warn", "default")
     return setting
 
@@ -71,7 +76,10 @@ def set_policy(policy: str, *, repo: str | None = None) -> str:
 
     The one git command here that writes (gitrun only reads): `git config --local|--global`.
     """
+    import subprocess
+
     from ..errors import InvalidEvent, InvalidWorkspace
+    from ..recovery import gitrun
 
     if policy not in POLICIES:
         raise InvalidEvent(f"unknown hook policy {policy!r}: expected one of {', '.join(POLICIES)}")

@@ -22,7 +22,6 @@ checked resume is answered even when its record cannot be written (a read-only o
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from . import answers, digest, state, telling
 from .keeping import forget, keeper_of, remember
 from .payload import TOOL_EVENTS, HookInput
 from .policy import policy_started
+from .proven import digest_of, told, verified
 
 if TYPE_CHECKING:
     from ..api import Keeper
@@ -49,7 +49,7 @@ def respond(hook: HookInput, *, store: str | None) -> answers.Answer:
     root = _root(store)
     resume = hook.event == "SessionStart" and hook.source == "resume"
     # a resume reads its digest while `git config` answers; nothing is written before the policy
-    proven = _proven(hook, root) if resume else None
+    proven = digest_of(hook, root) if resume else None
     setting = setting_now()
     if setting.policy == "off":
         return answers.nothing("off")
@@ -136,27 +136,11 @@ def _refresh(journal: Session, hook: HookInput) -> None:
         journal.record_built([{"type": "baseline", **plain(now)}])
 
 
-def _proven(hook: HookInput, root: Path) -> digest.Digest | None:
-    """The session's digest when it proves this resume `ok` (reads only), else None."""
-    from ..store import spool
-
-    if spool.pending(os.path.join(root, "journals", hook.agent), hook.session_id):
-        return None  # tool calls since the digest was taken: the journal must fold them first
-    known = digest.load(root, hook.agent, hook.session_id)
-    return known if known is not None and digest.proves_ok(known, hook.cwd) else None
-
-
 def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Digest | None, *,
             block_drift: bool, note: str | None) -> answers.Answer:
-    lost: list[str] = []  # what could not be recorded: the answer is given all the same
     if proven is not None:
-        with _best_effort(lost):
-            state.lift_gate(root, hook.agent, hook.session_id)  # a new resume decides afresh
-            state.take_pass(root, hook.agent, hook.session_id)  # and uses up an acknowledgement
-            state.defer(root, hook.agent, hook.session_id, {"source": "resume",
-                                                            "reason": "verified: ok"})
-        return _told(hook, answers.context("SessionStart", telling.verified_digest(proven),
-                                           outcome="ok", message=note), lost)
+        return verified(hook, root, proven, note=note)
+    lost: list[str] = []  # what could not be recorded: the answer is given all the same
     keeper, journaled, report = _checked(hook, store)
     if report is None:  # hooks came after the session started and its log cannot be read
         if not os.path.isdir(hook.cwd):
@@ -172,7 +156,7 @@ def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Diges
     with _best_effort(lost):  # the next resume uses up an acknowledgement, whatever it says
         passed = state.take_pass(root, hook.agent, hook.session_id)
     if stops and not passed:
-        return _told(hook, _stop(hook, keeper, root, report, lost=lost, journaled=journaled,
+        return told(hook, _stop(hook, keeper, root, report, lost=lost, journaled=journaled,
                                  why="blocked" if report.verdict == "blocked"
                                  else "drift, and the policy is block-on-drift"), lost)
     if report.verdict == "ok" or not journaled:
@@ -182,14 +166,14 @@ def _resume(hook: HookInput, store: str | None, root: Path, proven: digest.Diges
                 + ("" if journaled else " (checked against the agent's log)"),
                 decision=None if report.verdict == "ok" else "continue")
     if report.verdict == "ok":
-        return _told(hook, answers.context("SessionStart", telling.verified(report), outcome="ok",
+        return told(hook, answers.context("SessionStart", telling.verified(report), outcome="ok",
                                            message=note), lost)
     text, message = telling.changed(report)
     if journaled:
         with _best_effort(lost):
             _continue(keeper, hook, root, report, reason=f"{report.verdict}: " + (
                 "acknowledged" if stops else "the model was told"))
-    return _told(hook, answers.context("SessionStart", text, message=message,
+    return told(hook, answers.context("SessionStart", text, message=message,
                                        outcome=report.verdict), lost)
 
 
@@ -203,15 +187,6 @@ def _best_effort(lost: list[str]) -> Iterator[None]:
         yield
     except (OSError, SessionKeeperError) as exc:
         lost.append(f"{getattr(exc, 'name', type(exc).__name__)}: {exc}")
-
-
-def _told(hook: HookInput, answer: answers.Answer, lost: list[str]) -> answers.Answer:
-    """The answer, with one line saying what of it could not be recorded."""
-    if not lost:
-        return answer
-    line = (f"sessionkeeper hook {hook.agent} {hook.event}: checked, but not recorded "
-            f"({lost[0]})")
-    return dataclasses.replace(answer, note=f"{answer.note} {line}" if answer.note else line)
 
 
 def _checked(hook: HookInput, store: str | None) -> tuple[Keeper, bool, Report | None]:

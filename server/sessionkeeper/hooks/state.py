@@ -15,71 +15,95 @@ is ever written outside the store.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import threading
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from _thread import get_ident
 
+from .. import jsontext
 from ..clock import utc_now_iso
 from ..errors import SessionKeeperError
+from ..store.private import ensure_private_dir
 from . import tally
 
+TYPE_CHECKING = False  # standard library only: a resume its digest proves ok runs in a thin process
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True, kw_only=True)
+    Root = str | os.PathLike[str]
+
+
 class Gate:
     """A resume the agent could not be stopped at: prompts are blocked until it is acknowledged."""
 
-    agent: str
-    session_id: str
-    verdict: str  # blocked, or drift under block-on-drift
-    reason: str  # what the block says (one paragraph: what differs and what to do)
-    cwd: str
-    created: str = field(default_factory=utc_now_iso)
+    __slots__ = ("agent", "session_id", "verdict", "reason", "cwd", "created")
+
+    def __init__(self, *, agent: str, session_id: str, verdict: str, reason: str, cwd: str,
+                 created: str | None = None) -> None:
+        """`verdict`: blocked, or drift under block-on-drift; `reason`: what the block says (one
+        paragraph: what differs and what to do); `created`: now when not given."""
+        self.agent = agent
+        self.session_id = session_id
+        self.verdict = verdict
+        self.reason = reason
+        self.cwd = cwd
+        self.created = created if created is not None else utc_now_iso()
+
+    def as_dict(self) -> dict[str, str]:
+        """The gate as its file holds it."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
-def hooks_dir(store_root: Path) -> Path:
+def hooks_dir(store_root: Root) -> str:
     """The hooks' directory inside a store."""
-    return store_root / "hooks"
+    return os.path.join(os.fspath(store_root), "hooks")
 
 
-def write_json(store_root: Path, path: Path, data: dict[str, Any]) -> None:
+def write_json(store_root: Root, path: Root, data: dict[str, Any]) -> None:
     """Write a small JSON file of the hooks whole (a temp file, then a rename), 0600 in 0700."""
-    from ..store.layout import ensure_private_dir
-
+    path = os.fspath(path)
     ensure_private_dir(store_root)
-    ensure_private_dir(path.parent, within=store_root)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    ensure_private_dir(os.path.dirname(path), within=store_root)
+    tmp = os.path.join(os.path.dirname(path),
+                       f".{os.path.basename(path)}.{os.getpid()}.{get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False)
+        try:
+            os.write(fd, jsontext.dumps(data).encode("utf-8"))
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink(tmp)
         raise
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _unlink(path: str) -> bool:
+    """Remove a file; False when there was none."""
     try:
-        data = json.loads(path.read_bytes())
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def _gate_path(store_root: Path, agent: str, session_id: str) -> Path:
-    return hooks_dir(store_root) / "gates" / f"{agent}-{session_id}.json"
+def _gate_path(store_root: Root, agent: str, session_id: str) -> str:
+    return os.path.join(hooks_dir(store_root), "gates", f"{agent}-{session_id}.json")
 
 
-def set_gate(store_root: Path, gate: Gate) -> None:
+def set_gate(store_root: Root, gate: Gate) -> None:
     """Close the gate of one agent session (replacing an earlier one)."""
-    write_json(store_root, _gate_path(store_root, gate.agent, gate.session_id), asdict(gate))
+    write_json(store_root, _gate_path(store_root, gate.agent, gate.session_id), gate.as_dict())
 
 
-def gate_of(store_root: Path, agent: str, session_id: str) -> Gate | None:
+def gate_of(store_root: Root, agent: str, session_id: str) -> Gate | None:
     """The closed gate of an agent session, or None (also when its file cannot be read)."""
     data = _read(_gate_path(store_root, agent, session_id))
     if data is None:
@@ -90,33 +114,31 @@ def gate_of(store_root: Path, agent: str, session_id: str) -> Gate | None:
         return None
 
 
-def lift_gate(store_root: Path, agent: str, session_id: str) -> bool:
+def lift_gate(store_root: Root, agent: str, session_id: str) -> bool:
     """Open the gate of an agent session; True when one was closed."""
-    try:
-        _gate_path(store_root, agent, session_id).unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    return _unlink(_gate_path(store_root, agent, session_id))
 
 
-def note_run(store_root: Path, agent: str, *, event: str, outcome: str, session_id: str | None,
+def note_run(store_root: Root, agent: str, *, event: str, outcome: str, session_id: str | None,
              note: str | None = None) -> None:
     """Remember the agent's latest hook call (and, if it failed, the latest failure)."""
-    path = hooks_dir(store_root) / "runs" / f"{agent}.json"
+    path = os.path.join(hooks_dir(store_root), "runs", f"{agent}.json")
     run = {"at": utc_now_iso(), "event": event, "outcome": outcome, "session_id": session_id,
            "note": note}
     earlier = _read(path) or {}
     calls = earlier.get("calls")
     data = {"last": run, "last_failure": run if outcome == "failed" else earlier.get("last_failure"),
             "calls": (calls if isinstance(calls, int) else 0) + 1}
-    with contextlib.suppress(OSError, SessionKeeperError):  # bookkeeping never fails a hook
+    try:
         write_json(store_root, path, data)
+    except (OSError, SessionKeeperError):  # bookkeeping never fails a hook
+        return
 
 
-def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
+def runs_of(store_root: Root, agent: str) -> dict[str, Any]:
     """What `note_run` kept for an agent, with the thin tool hooks' calls counted in: {"last",
     "last_failure", "calls"} (empty if none)."""
-    runs = _read(hooks_dir(store_root) / "runs" / f"{agent}.json") or {}
+    runs = _read(os.path.join(hooks_dir(store_root), "runs", f"{agent}.json")) or {}
     counted, event, at = tally.read(str(store_root), agent)
     if not counted or at is None:
         return runs
@@ -132,17 +154,19 @@ def runs_of(store_root: Path, agent: str) -> dict[str, Any]:
     return runs
 
 
-def _turn_path(store_root: Path, agent: str, session_id: str) -> Path:
-    return hooks_dir(store_root) / "turns" / f"{agent}-{session_id}.json"
+def _turn_path(store_root: Root, agent: str, session_id: str) -> str:
+    return os.path.join(hooks_dir(store_root), "turns", f"{agent}-{session_id}.json")
 
 
-def note_turn(store_root: Path, agent: str, session_id: str) -> None:
+def note_turn(store_root: Root, agent: str, session_id: str) -> None:
     """Remember that a prompt of the session was submitted now: its current turn starts here."""
-    with contextlib.suppress(OSError, SessionKeeperError):  # bookkeeping never fails a hook
+    try:
         write_json(store_root, _turn_path(store_root, agent, session_id), {"at": utc_now_iso()})
+    except (OSError, SessionKeeperError):  # bookkeeping never fails a hook
+        return
 
 
-def turn_of(store_root: Path, agent: str, session_id: str) -> str | None:
+def turn_of(store_root: Root, agent: str, session_id: str) -> str | None:
     """When the session's latest prompt was submitted (a UTC timestamp), or None."""
     at = (_read(_turn_path(store_root, agent, session_id)) or {}).get("at")
     return at if isinstance(at, str) else None
@@ -152,17 +176,15 @@ PASS_MAX_AGE_S = 24 * 3600
 """How long an acknowledgement waits for the resume it lets through."""
 
 
-def _pass_path(store_root: Path, agent: str, session_id: str) -> Path:
-    return hooks_dir(store_root) / "passes" / f"{agent}-{session_id}.json"
+def _pass_path(store_root: Root, agent: str, session_id: str) -> str:
+    return os.path.join(hooks_dir(store_root), "passes", f"{agent}-{session_id}.json")
 
 
-def take_pass(store_root: Path, agent: str, session_id: str) -> bool:
+def take_pass(store_root: Root, agent: str, session_id: str) -> bool:
     """Use up the acknowledgement of an agent session's next resume; True when there was one."""
     path = _pass_path(store_root, agent, session_id)
     data = _read(path)
-    try:
-        path.unlink()
-    except FileNotFoundError:
+    if not _unlink(path):
         return False
     import time
 
@@ -170,30 +192,28 @@ def take_pass(store_root: Path, agent: str, session_id: str) -> bool:
     return isinstance(made, (int, float)) and time.time() - made <= PASS_MAX_AGE_S
 
 
-def acknowledge(store_root: Path, agent: str, session_id: str) -> str:
+def acknowledge(store_root: Root, agent: str, session_id: str) -> str:
     """Let a stopped or gated resume continue: lift its gate, and let the next resume through once."""
     import time
 
     lifted = lift_gate(store_root, agent, session_id)
     write_json(store_root, _pass_path(store_root, agent, session_id),
-           {"at_s": time.time(), "at": utc_now_iso()})
+               {"at_s": time.time(), "at": utc_now_iso()})
     return ("the gate is lifted: the session's next prompt goes through; "
             if lifted else "") + ("its next resume goes through once (within 24 hours), "
                                   "with what changed told to the model")
 
 
-def _deferred_path(store_root: Path, agent: str, session_id: str) -> Path:
-    return hooks_dir(store_root) / "deferred" / f"{agent}-{session_id}.jsonl"
+def _deferred_path(store_root: Root, agent: str, session_id: str) -> str:
+    return os.path.join(hooks_dir(store_root), "deferred", f"{agent}-{session_id}.jsonl")
 
 
-def defer(store_root: Path, agent: str, session_id: str, record: dict[str, Any]) -> None:
+def defer(store_root: Root, agent: str, session_id: str, record: dict[str, Any]) -> None:
     """Keep a lifecycle record for the journal's next writer (the fast resume check writes none)."""
-    from ..store.layout import ensure_private_dir
-
     path = _deferred_path(store_root, agent, session_id)
     ensure_private_dir(store_root)
-    ensure_private_dir(path.parent, within=store_root)
-    line = json.dumps({**record, "at": utc_now_iso()}, ensure_ascii=False) + "\n"
+    ensure_private_dir(os.path.dirname(path), within=store_root)
+    line = jsontext.dumps({**record, "at": utc_now_iso()}) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(fd, line.encode())
@@ -201,23 +221,24 @@ def defer(store_root: Path, agent: str, session_id: str, record: dict[str, Any])
         os.close(fd)
 
 
-def take_deferred(store_root: Path, agent: str, session_id: str) -> list[dict[str, Any]]:
+def take_deferred(store_root: Root, agent: str, session_id: str) -> list[dict[str, Any]]:
     """The deferred records of a journal, taken (the file is gone afterwards); bad lines skipped."""
     path = _deferred_path(store_root, agent, session_id)
-    taken = path.with_name(path.name + f".{os.getpid()}")
+    taken = f"{path}.{os.getpid()}"
     try:
         os.replace(path, taken)
     except FileNotFoundError:
         return []
     try:
-        lines = taken.read_bytes().splitlines()
+        with open(taken, "rb") as handle:
+            lines = handle.read().splitlines()
     finally:
-        taken.unlink(missing_ok=True)
+        _unlink(taken)
     out = []
     for line in lines:
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = jsontext.loads(line)
+        except ValueError:  # UnicodeDecodeError too
             continue
         if isinstance(record, dict) and isinstance(record.get("source"), str):
             out.append(record)

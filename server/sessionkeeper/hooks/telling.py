@@ -9,10 +9,10 @@ report's own facts are used; text from logs is flattened to single lines.
 
 from __future__ import annotations
 
-import shlex
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # standard library only: a resume its digest proves ok runs in a thin process
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..recovery.findings import Difference
     from ..recovery.report import Report
     from .digest import Digest
@@ -143,6 +143,8 @@ def refused(report: Report, *, agent: str, session_id: str, why: str) -> tuple[s
     what = "; ".join(difference_line(d) for d in shown) or "; ".join(
         _flat(d.get("reason")) for d in report.damaged[:2]) or report.verdict
     places = [p for p in (report.relocate_to, _recorded_root(report)) if p]
+    import shlex  # only to say where a refused resume should go
+
     go = (f"Resume it where it ran: cd {shlex.quote(places[0])} && {_RESUME[agent]} {session_id}. "
           if places else "")
     ack = (f"To continue here anyway, send the prompt `{ACK_PROMPT}` or run "

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -14,6 +12,7 @@ from .. import ids
 from ..errors import StoreDamaged, StoreIOError
 from . import home
 from .home import ENV_HOME
+from .private import ensure_private_dir
 
 __all__ = ["ENV_HOME", "ROLLOUT_NAME", "Layout", "RolloutName", "default_root", "ensure_private_dir",
            "fsync_dir", "parse_rollout_name"]
@@ -30,29 +29,6 @@ ROLLOUT_NAME = re.compile(
 def default_root() -> Path:
     """Return the store root: $SESSIONKEEPER_HOME, else the per-user data directory (`home`)."""
     return Path(home.default_root())
-
-
-def ensure_private_dir(path: Path, *, within: Path | None = None) -> Path:
-    """Create `path` as 0700 (every missing level below `within` too, whatever the umask).
-
-    Refuses a directory that is a symlink, not a directory, or owned by another user.
-    """
-    levels = [path]
-    if within is not None:
-        levels = [p for p in reversed(path.parents) if within in p.parents] + [path]
-    elif not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    for level in levels:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(level, 0o700)
-        info = level.lstat()
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-            raise StoreDamaged(f"{level} is not a directory")
-        if info.st_uid != os.getuid():
-            raise StoreDamaged(f"{level} belongs to another user (uid {info.st_uid})")
-        if info.st_mode & 0o777 != 0o700:
-            os.chmod(level, 0o700)
-    return path
 
 
 def fsync_dir(path: Path) -> None:
