@@ -5,6 +5,7 @@ session recorded by the real hooks in a real git repository)."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -42,7 +43,8 @@ def recorded(repo: Path, store_dir: Path) -> Path:
          tool_use_id="toolu_edit", tool_response={"stdout": ""})
     call("claude", "PreToolUse", repo, store_dir, tool_name="Bash",
          tool_input={"command": "make deploy"}, tool_use_id="toolu_deploy")
-    return repo
+    gc.collect()  # the hooks' Keepers closed, as when each hook's process ends: the index's WAL
+    return repo   # is checkpointed now, not by whichever process closes it last
 
 
 @asynccontextmanager
