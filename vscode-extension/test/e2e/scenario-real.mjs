@@ -80,6 +80,22 @@ export async function realScenario(t) {
   const view = page.locator('[id="workbench.view.extension.sessionKeeper"]');
   const treeRows = view.locator('.monaco-list-row');
   const treeRow = (text) => treeRows.filter({ hasText: text }).first();
+  // Click an inline action of a row. The actions show only while the row is hovered, and a row
+  // re-rendered under a still mouse (the view refreshed) loses its hover: hover again until the
+  // action can be clicked.
+  async function clickRowAction(rowOf, label) {
+    const action = rowOf().locator(`.action-label[aria-label^="${label}"]`);
+    for (let attempt = 1; ; attempt++) {
+      await page.mouse.move(0, 0);
+      await rowOf().hover();
+      try {
+        await action.click({ timeout: 3000 });
+        return;
+      } catch (err) {
+        if (attempt >= 10) throw err;
+      }
+    }
+  }
   async function openView() {
     await runCommand('View: Show Agent Sessions');
     await view.locator('.monaco-list').first().waitFor();
@@ -248,8 +264,7 @@ export async function realScenario(t) {
   await check('Resume on the ok Codex thread opens a terminal named for it that runs `codex resume <id>` in the workspace; nothing becomes current', async () => {
     const name = `${codex.title} — resume`;
     const command = `codex resume ${codex.thread_id}`;
-    await agentRow(codex).hover();
-    await agentRow(codex).locator('.action-label[aria-label^="Resume"]').click();
+    await clickRowAction(() => agentRow(codex), 'Resume');
     await toast(`Resumed “${codex.title}”`).waitFor();
     if (await dialog.count()) throw new Error('a dialog was shown for an ok agent thread');
     await terminalTab(name).first().waitFor();
@@ -268,8 +283,7 @@ export async function realScenario(t) {
 
   await check('Resume on the drifted Claude Code thread asks the drift question first; Cancel runs nothing', async () => {
     const before = statSync(claude.transcript);
-    await agentRow(claude).hover();
-    await agentRow(claude).locator('.action-label[aria-label^="Resume"]').click();
+    await clickRowAction(() => agentRow(claude), 'Resume');
     await dialog.waitFor();
     const text = flat(await dialog.innerText());
     mustInclude('drift dialog', text, [`“${claude.title}” was recorded in a different environment`, 'Nothing continues until you choose', 'Branch: fix/payment → main', 'Cancel — changes nothing']);
@@ -291,8 +305,7 @@ export async function realScenario(t) {
     const cases = [[codex, 'Codex', "exact — recorded by Session Keeper's hook", '04c-codex-details-baseline-hook.png'],
       [claude, 'Claude Code', "reconstructed from Claude Code's own log", '04d-claude-details-baseline-log.png']];
     for (const [a, agentName, says, png] of cases) {
-      await agentRow(a).hover();
-      await agentRow(a).locator('.action-label[aria-label^="Show Session Details"]').click();
+      await clickRowAction(() => agentRow(a), 'Show Session Details');
       await page.locator('.tab', { hasText: `Session: ${a.title}` }).first().waitFor();
       await frame.locator('h1', { hasText: a.title }).waitFor();
       const body = flat(await frame.locator('body').innerText());
@@ -303,8 +316,7 @@ export async function realScenario(t) {
   });
 
   await check('Resume from the view row resumes the clean thread without a dialog; status bar and view show it as current', async () => {
-    await treeRow(clean.title).hover();
-    await treeRow(clean.title).locator('.action-label[aria-label^="Resume"]').click();
+    await clickRowAction(() => treeRow(clean.title), 'Resume');
     await toast(`Resumed “${clean.title}”`).waitFor();
     if (await dialog.count()) throw new Error('a dialog was shown for a clean thread');
     const { label: l } = await waitStatus(new RegExp(`^history ${clean.title} git-branch main checklist 1/3 beaker 7/9`), `"${clean.title}" on main`);
@@ -413,8 +425,7 @@ export async function realScenario(t) {
   await check('archive from the view acts at once and Undo brings the thread back', async () => {
     const title = `${drifted.title} (fork)`;
     await waitViewThreads((x) => x.some((r) => r.startsWith(title)), 'the fork');
-    await treeRow(title).hover();
-    await treeRow(title).locator('.action-label[aria-label^="Archive"]').click();
+    await clickRowAction(() => treeRow(title), 'Archive');
     const note = toast(`Archived “${title}”`);
     await note.waitFor();
     await waitViewThreads((x) => !x.some((r) => r.startsWith(title)), 'the fork gone');
@@ -428,8 +439,7 @@ export async function realScenario(t) {
   });
 
   await check('Details opens a rendered page of the thread: summary, resume check, sessions, timeline with clickable paths and diff/rewind actions', async () => {
-    await treeRow(clean.title).hover();
-    await treeRow(clean.title).locator('.action-label[aria-label^="Show Session Details"]').click();
+    await clickRowAction(() => treeRow(clean.title), 'Show Session Details');
     await page.locator('.tab', { hasText: `Session: ${clean.title}` }).first().waitFor();
     const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     await frame.locator('h1', { hasText: clean.title }).waitFor();
