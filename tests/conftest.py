@@ -10,6 +10,20 @@ import pytest
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI a skipped test fails the run: a skip there is a test that did not run (every
+    conditional skip fails under CI already; this catches one that does not)."""
+    import os
+
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter is not None else 0
+    if os.environ.get("CI") and skipped and session.exitstatus == 0:
+        if reporter is not None:
+            reporter.write_line(f"CI: {skipped} test(s) skipped; a skip in CI is a failure",
+                                red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def git(cwd: Path, *args: str) -> str:
     """Run a real git command in `cwd` and return its stdout."""
     env = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from sessionkeeper import agents
 from sessionkeeper.agents.base import AgentFile, AgentLogUnreadable
 from sessionkeeper.agents.hermes import thread_of
 from sessionkeeper.agents.importer import AgentSources, import_agents
@@ -27,16 +26,8 @@ from sessionkeeper.keeper.agent_threads import agent_thread_id
 from sessionkeeper.recovery.replay import replay
 from sessionkeeper.session.validate import validate_event
 from sessionkeeper.store.index.memory import MemoryIndex
-from tests.unit._agents import AGENT_FIXTURES, tree_digest
-
-REAL = AGENT_FIXTURES / "hermes" / "real"
-CLI, OLD_CHAT, NEW_CHAT = "20261203_112358_0facf2", "20261202_112409_d6e4b0ab", "20261203_112415_6fd9132e"
-HERMES = agents.get("hermes")
-
-
-def home(tmp_path: Path, name: str = "hermes") -> Path:
-    """A writable copy of the recorded Hermes home."""
-    return Path(shutil.copytree(REAL, tmp_path / name))
+from tests.unit._agents import tree_digest
+from tests.unit._hermes import CLI, HERMES, NEW_CHAT, OLD_CHAT, REAL, append_message, home
 
 
 def session(root: Path, native: str) -> AgentFile:
@@ -44,15 +35,6 @@ def session(root: Path, native: str) -> AgentFile:
     [found] = [f for f in HERMES.discover([root]) if f.path.name == f"state.db#{native}"]
     return found
 
-
-def append_message(root: Path, native: str, content: str) -> None:
-    """Add one user message as Hermes does (a messages row, the session's count bumped)."""
-    db = sqlite3.connect(root / "state.db")
-    db.execute("INSERT INTO messages (session_id, role, content, timestamp, active) "
-               "VALUES (?, 'user', ?, ?, 1)", (native, content, time.time()))
-    db.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", (native,))
-    db.commit()
-    db.close()
 
 
 def test_the_recorded_sessions_are_read_with_ids_place_source_and_lifecycle() -> None:

@@ -11,35 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
-from sessionkeeper import agents
 from sessionkeeper.agents.base import AgentLogUnreadable
 from sessionkeeper.agents.hermes import thread_of
 from sessionkeeper.agents.importer import AgentSources, import_agents
 from sessionkeeper.agents.reads import Read
 from sessionkeeper.store.index.memory import MemoryIndex
-from tests.unit._agents import AGENT_FIXTURES
-
-REAL = AGENT_FIXTURES / "hermes" / "real"
-CLI = "20261203_112358_0facf2"
-HERMES = agents.get("hermes")
-
-
-def home(tmp_path: Path, name: str = "hermes") -> Path:
-    """A writable copy of the recorded Hermes home."""
-    return Path(shutil.copytree(REAL, tmp_path / name))
-
-
-def append_message(root: Path, native: str, content: str) -> None:
-    """One user message added as Hermes adds it (a messages row, the session's count bumped)."""
-    db = sqlite3.connect(root / "state.db")
-    db.execute("INSERT INTO messages (session_id, role, content, timestamp, active) "
-               "VALUES (?, 'user', ?, ?, 1)", (native, content, time.time()))
-    db.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", (native,))
-    db.commit()
-    db.close()
+from tests.unit._hermes import CLI, HERMES, append_message, home
 
 
 def same(a: Read, b: Read) -> bool:
