@@ -9,3 +9,15 @@ the Keeper (`api`, `keeper/`) with `demo` and `render`, one live session (`sessi
 """
 
 __version__ = "0.1.0"
+
+
+def with_site() -> None:
+    """Give a process started without `site` (`python -S`, as the installed hooks start) its
+    site-packages; called before each import beyond the standard library that a hook can reach
+    (the full hook, the redaction automaton, platformdirs); a no-op otherwise."""
+    import sys
+
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()

@@ -63,6 +63,9 @@ def _automaton() -> tuple[Any, tuple[int, ...]]:
     """One Aho-Corasick automaton over every literal and key mark (built on first use):
     pattern index -> shape index, or -1 for a key mark."""
     if not _AUTOMATON:
+        from . import with_site
+
+        with_site()  # a tool hook (started with -S) reaches this with a large call
         from ahocorasick_rs import BytesAhoCorasick, Implementation
 
         owners = tuple(n for _lit, n in LITERALS) + (-1,) * len(KEY_MARKS)

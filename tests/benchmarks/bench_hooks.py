@@ -11,7 +11,9 @@ then every round runs, in turn: the floor, git status, the raw capture, the resu
 digest proves ok: the path every in-place resume takes, after the background catch-up folded the
 spool — run here in-process, untimed), the resume hook with the digest removed (the full check,
 which folds the spool and writes the resume), the Pre- and PostToolUse hooks of an Edit of a
-100 KB file (the thin hook: spooled, the file's content kept as a raw blob), the PostToolUse of a
+100 KB file (the thin hook: spooled, the file's content kept as a raw blob; each hook as `hooks
+install` writes it, `python -S .../sessionkeeper/__main__.py`, and the PreToolUse once more
+through the console script), the PostToolUse of a
 Bash call (the changed files are listed and read), and the SessionStart of a new session (its
 journal starts). Rounds alternate so machine noise hits all alike. Targets (issue 26): PreToolUse
 <= 2x the floor, PostToolUse of the Edit <= 2.5x the raw capture, resume <= 1.2x git status.
@@ -31,9 +33,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from sessionkeeper.hooks.entries import thin_program  # noqa: E402
 from tests.benchmarks._bench import child_env  # noqa: E402
 
 SK = str(Path(sys.executable).parent / "sessionkeeper")
+HOOK = thin_program()
+"""What `hooks install` puts in the agents' config: this interpreter, -S, our __main__.py."""
 SID = "7d3c1b2a-4e5f-4a6b-9c8d-1e2f3a4b5c6d"
 _GIT = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
         "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
@@ -52,8 +57,8 @@ def make_repo(root: Path, files: int) -> None:
 
 
 def hook(event: str, data: dict[str, object], store: Path) -> subprocess.CompletedProcess[bytes]:
-    """One real hook call (the console script the agents run)."""
-    return subprocess.run([SK, "hook", "--store", str(store), "claude", event],
+    """One real hook call (the command the agents run)."""
+    return subprocess.run([*HOOK, "hook", "--store", str(store), "claude", event],
                           input=json.dumps(data).encode(), capture_output=True, check=True,
                           env=ENV)
 
@@ -145,20 +150,23 @@ def main() -> int:
         edited = repo / "d00" / "s0" / "f0.txt"
         cases = {
             "python -c pass (floor)": ([sys.executable, "-c", "pass"], None),
+            "python -S -c pass": ([sys.executable, "-S", "-c", "pass"], None),
             "git status --porcelain": (["git", "status", "--porcelain"], None),
             "raw capture of 100 KB": ([sys.executable, "-c", RAW_CAPTURE, str(edited),
                                        str(Path(tmp) / "raw.zst")], None),
-            "hook SessionStart resume": ([SK, "hook", "--store", str(store), "claude",
+            "hook SessionStart resume": ([*HOOK, "hook", "--store", str(store), "claude",
                                           "SessionStart"], resume),
-            "  same, full check (no digest)": ([SK, "hook", "--store", str(store), "claude",
+            "  same, full check (no digest)": ([*HOOK, "hook", "--store", str(store), "claude",
                                                 "SessionStart"], resume),
-            "hook PreToolUse (an Edit)": ([SK, "hook", "--store", str(store), "claude",
+            "hook PreToolUse (an Edit)": ([*HOOK, "hook", "--store", str(store), "claude",
                                            "PreToolUse"], None),
-            "hook PostToolUse (the Edit)": ([SK, "hook", "--store", str(store), "claude",
+            "  same, as the console script": ([SK, "hook", "--store", str(store), "claude",
+                                              "PreToolUse"], None),
+            "hook PostToolUse (the Edit)": ([*HOOK, "hook", "--store", str(store), "claude",
                                              "PostToolUse"], None),
-            "hook PostToolUse (a Bash call)": ([SK, "hook", "--store", str(store), "claude",
+            "hook PostToolUse (a Bash call)": ([*HOOK, "hook", "--store", str(store), "claude",
                                                 "PostToolUse"], None),
-            "hook SessionStart (a new session)": ([SK, "hook", "--store", str(store), "claude",
+            "hook SessionStart (a new session)": ([*HOOK, "hook", "--store", str(store), "claude",
                                                    "SessionStart"], None),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
@@ -170,15 +178,16 @@ def main() -> int:
                 if full:
                     digest.unlink()  # the full check leaves a fresh one behind
                 before = _sizes(journals)
-                if "ToolUse" in name:  # a new call each round (a repeated id is a re-delivery)
-                    stdin = tool_call(repo, name.split()[1], round_,
+                if "ToolUse" in name or "console" in name:  # a new call each round (a repeated id
+                    event = "PreToolUse" if "console" in name else name.split()[1]  # is a re-delivery)
+                    stdin = tool_call(repo, event, round_ + 1000 * ("console" in name),
                                       tool="Bash" if "Bash" in name else "Edit")
                     if "PostToolUse (the Edit)" in name:
                         edited.write_bytes(os.urandom(50_000).hex().encode())  # 100 KB, new
                 elif "new session" in name:
                     stdin = new_session(repo, round_)
                 elapsed, out = timed(args, cwd=repo, stdin=stdin)
-                if "ToolUse" in name or "new session" in name:
+                if "ToolUse" in name or "console" in name or "new session" in name:
                     assert _sizes(journals) != before, out  # the call was spooled (or recorded)
                 elif stdin is not None:
                     assert b"nothing changed since it last ran" in out, (name, out.decode())

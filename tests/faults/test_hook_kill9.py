@@ -17,7 +17,7 @@ from pathlib import Path
 from sessionkeeper.api import Keeper
 from sessionkeeper.store import spool
 from tests.faults.conftest import FIGURES
-from tests.unit._hooks import SID, SK, payload, run
+from tests.unit._hooks import HOOK, SID, payload, run
 
 AGENT = "claude"
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
@@ -35,7 +35,7 @@ def _hook(repo: Path, store: Path, event: str, call: str) -> subprocess.Popen[by
     """One real tool hook process (an Edit of a file this round rewrites), stdin written."""
     data = payload(AGENT, event, repo, tool_name="Edit", tool_use_id=call,
                    tool_input={"file_path": str(repo / "payment.py")}, tool_response={"ok": 1})
-    proc = subprocess.Popen([SK, "hook", "--store", str(store), AGENT, event],
+    proc = subprocess.Popen([*HOOK, "hook", "--store", str(store), AGENT, event],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     assert proc.stdin is not None
@@ -126,7 +126,7 @@ def test_hooks_of_one_session_racing_each_other_never_tear_a_line(
     for n in range(24):
         data = payload(AGENT, "PreToolUse", repo, tool_name="Bash", tool_use_id=f"toolu_race_{n}",
                        tool_input={"command": f"echo {n} {big}"})
-        proc = subprocess.Popen([SK, "hook", "--store", str(store_dir), AGENT, "PreToolUse"],
+        proc = subprocess.Popen([*HOOK, "hook", "--store", str(store_dir), AGENT, "PreToolUse"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         procs.append((proc, json.dumps(data).encode()))

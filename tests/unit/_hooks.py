@@ -12,12 +12,16 @@ from typing import Any
 
 from sessionkeeper.api import Keeper
 from sessionkeeper.hooks.answers import Answer
+from sessionkeeper.hooks.entries import thin_program
 from sessionkeeper.hooks.payload import parse
 from sessionkeeper.hooks.respond import respond
 from sessionkeeper.recovery.replay import Replayed
 
 SID = "5c7b1e2a-3d4f-4a6b-8c9d-0e1f2a3b4c5d"
 SK = str(Path(sys.executable).parent / "sessionkeeper")
+"""The console script (`sessionkeeper hook ...` typed by hand)."""
+HOOK = thin_program()
+"""What the installed hooks run: this interpreter with -S on the package's __main__.py."""
 
 
 def payload(agent: str, event: str, cwd: Path | str, *, session_id: str = SID,
@@ -39,9 +43,9 @@ def call(agent: str, event: str, cwd: Path | str, store: Path, **fields: Any) ->
 def run(agent: str, event: str, stdin: bytes | str, store: Path, *,
         env: dict[str, str] | None = None, cwd: Path | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """One hook call as the agents make it: the real console script, stdin, exit status."""
+    """One hook call as the agents make it: the installed command, stdin, exit status."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    done = subprocess.run([SK, "hook", "--store", str(store), agent, event], input=data,
+    done = subprocess.run([*HOOK, "hook", "--store", str(store), agent, event], input=data,
                           capture_output=True, env={**os.environ, **(env or {})}, cwd=cwd,
                           timeout=timeout)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(),

@@ -205,7 +205,8 @@ def test_a_tool_hook_validates_nothing_with_pydantic(repo: Path, store_dir: Path
 THIN_HOOK = {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.errors", "sessionkeeper.hooks",
              "sessionkeeper.hooks.fast", "sessionkeeper.hooks.spooling", "sessionkeeper.hooks.capture",
              "sessionkeeper.hooks.catch_up", "sessionkeeper.hooks.limits",
-             "sessionkeeper.hooks.payload", "sessionkeeper.hooks.spawn", "sessionkeeper.hooks.tally",
+             "sessionkeeper.hooks.payload", "sessionkeeper.hooks.policy_cache", "sessionkeeper.hooks.spawn",
+             "sessionkeeper.hooks.tally",
              "sessionkeeper.recovery",
              "sessionkeeper.recovery.content_rules", "sessionkeeper.recovery.git_env",
              "sessionkeeper.recovery.queries", "sessionkeeper.redact", "sessionkeeper.redact_shapes",
@@ -234,7 +235,8 @@ sys.stdout.write(repr({"code": code, "modules": sorted(sys.modules)}) + "\\n")
 def test_a_tool_hook_loads_a_handful_of_modules_and_spools_the_call(repo: Path, store_dir: Path,
                                                                     tool: str) -> None:
     """Fixture: `repo`, a Claude Code session started by its hook; the Pre- and PostToolUse of an
-    Edit (its file rewritten between them) or of a Bash call, each a fresh process."""
+    Edit (its file rewritten between them) or of a Bash call, each a fresh process started as the
+    installed hooks start (`python -S`)."""
     from sessionkeeper.store import spool
     from tests.unit._hooks import SID, call, payload
 
@@ -247,7 +249,7 @@ def test_a_tool_hook_loads_a_handful_of_modules_and_spools_the_call(repo: Path, 
             (repo / ("payment.py" if tool == "Edit" else "made.txt")).write_text("new\n")
         stdin = json.dumps(payload("claude", event, repo, tool_name=tool, tool_input=tool_input,
                                    tool_use_id="toolu_1", tool_response={"ok": True}))
-        done = subprocess.run([sys.executable, "-c", THIN_PROBE, "hook", "--store",
+        done = subprocess.run([sys.executable, "-S", "-c", THIN_PROBE, "hook", "--store",
                                str(store_dir), "claude", event, stdin], env=env,
                               capture_output=True, text=True, check=True)
         out = ast.literal_eval(done.stdout.splitlines()[-1])
@@ -255,6 +257,7 @@ def test_a_tool_hook_loads_a_handful_of_modules_and_spools_the_call(repo: Path, 
         ours = {m for m in out["modules"] if m.startswith("sessionkeeper")}
         assert ours <= THIN_HOOK, sorted(ours - THIN_HOOK)
         assert NOT_IN_A_TOOL_HOOK & set(out["modules"]) == set()
+        assert "site" not in out["modules"]  # started as installed (-S), it never needed site
     calls = spool.read(spool.spool_path(str(store_dir / "journals" / "claude"), SID)).calls
     assert [(c["event"], c["call"]) for _end, c in calls] == [("PreToolUse", "toolu_1"),
                                                              ("PostToolUse", "toolu_1")]

@@ -81,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..hooks.fast import main as tool_hook
 
             return tool_hook(args_list[1:])
+    from .. import with_site
+
+    with_site()  # started as the hooks are (`python -S`), anything else needs site-packages
+    if args_list[:1] == ["hook"]:
         from ..hooks.entry import main as hook
 
         return hook(args_list[1:])

@@ -37,6 +37,8 @@ except ImportError:  # pragma: no cover - not CPython
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .payload import HookInput
 
 POLICY_KEY = "sessionkeeper.hookPolicy"
@@ -67,9 +69,7 @@ def main(argv: list[str]) -> int:
     try:
         store, agent, event = hook_args(argv)
     except HookInputInvalid:
-        from .entry import main as full
-
-        return full(argv)  # it says what is wrong, as for any event
+        return _full()(argv)  # it says what is wrong, as for any event
     if event == "SessionStart" and agent not in ("claude", "codex"):
         return _full_way(argv, None)
     where = f"{agent} {event}"
@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
         if event == "SessionStart":
             return _resume(hook, store, argv, raw) if hook.source == "resume" \
                 else _full_way(argv, raw)
-        if not spool_call(hook, store, policy=_policy(hook.cwd)):
+        if not spool_call(hook, store, policy=_policy(hook, store)):
             return _full_way(argv, raw)
     except HookInputInvalid as exc:
         _failed(store, agent, event, "invalid", f"sessionkeeper hook {where}: ignored: {exc}")
@@ -108,9 +108,17 @@ def _failed(store: str | None, agent: str, event: str, outcome: str, note: str) 
 def _full_way(argv: list[str], raw: bytes | None) -> int:
     """A call the thin process does not answer: the full hook (`raw`: the stdin already read)."""
     _signal.setitimer(_signal.ITIMER_REAL, 0)
-    from . import entry
+    return _full()(argv, stdin=raw)
 
-    return entry.main(argv, stdin=raw)
+
+def _full() -> Callable[..., int]:
+    """The full hook's entry point, site-packages added first (it needs more than the stdlib)."""
+    from .. import with_site
+
+    with_site()
+    from .entry import main as full
+
+    return full
 
 
 def _resume(hook: HookInput, store: str | None, argv: list[str], raw: bytes) -> int:
@@ -141,12 +149,13 @@ def _resume(hook: HookInput, store: str | None, argv: list[str], raw: bytes) -> 
     return 0
 
 
-def _policy(cwd: str) -> object:
-    """The hook policy's answer, started now: a string, or a started `git config`."""
+def _policy(hook: HookInput, store: str | None) -> object:
+    """The hook policy's answer, started now: a string (set in the environment, or kept from the
+    session's last call), or a started `git config` whose answer is kept (`policy_cache`)."""
     setting = os.environ.get(ENV_POLICY, "")
     if setting.strip():
         return setting
-    from .spawn import git
+    from .policy_cache import answer
 
-    return git(cwd if os.path.isdir(cwd) else os.path.expanduser("~"), "config", "--get",
-               POLICY_KEY)
+    root = os.path.join(store or default_root(), "journals", hook.agent)
+    return answer(root, hook.session_id, hook.cwd, POLICY_KEY)

@@ -170,12 +170,11 @@ def _install(where: Target, *, store_root: Path, store: str | None,
                                  "left as it is")
     if where.agent == "codex" and trust and where.trust_file is not None:  # refused before a write
         _toml_text(where.trust_file, backups.read(where.trust_file))
-    program = program or entries.hook_program()
-    server = mcp_config.argv_for(where.agent, program=program, store=store)
+    server = mcp_config.argv_for(where.agent, program=program or entries.hook_program(), store=store)
     if mcp:  # refused before a write too
         mcp_config.merged(where.agent, where.mcp_file, backups.read(where.mcp_file), server)
-    wanted = entries.merged(config, where.agent, _commands(where.agent, program=program,
-                                                           store=store))
+    wanted = entries.merged(config, where.agent, _commands(
+        where.agent, program=program or entries.thin_program(), store=store))
     changed, done = [], []
     if wanted != config:
         created = backups.missing_dirs(path)
@@ -354,9 +353,11 @@ def status(where: Target, *, store_root: Path) -> dict[str, Any]:
     commands = sorted({config["hooks"][e][n]["hooks"][0]["command"]
                        for e, ns in mine.items() for n in ns})
     for command in commands:
-        program = shlex.split(command)[0]
-        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
-            notes.append(f"the hook command {program} does not exist (moved virtualenv?): "
+        program, *rest = shlex.split(command)
+        gone = [program] if not (os.path.isfile(program) and os.access(program, os.X_OK)) else []
+        gone += [word for word in rest if word.endswith(entries.MAIN) and not os.path.isfile(word)]
+        if gone:
+            notes.append(f"the hook command {gone[0]} does not exist (moved virtualenv?): "
                          "run `sessionkeeper hooks install` again")
     trusted: bool | None = None
     trust: dict[str, str] = {}

@@ -27,6 +27,9 @@ def default_root() -> str:
         home = os.environ.get("HOME", "")
         if os.path.isabs(home):
             return os.path.join(home, ".local", "share", APP)
+    from .. import with_site
+
+    with_site()  # a tool hook (started with -S) may ask this
     from platformdirs import user_data_path
 
     return str(user_data_path(APP, appauthor=False))

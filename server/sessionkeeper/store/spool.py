@@ -4,6 +4,7 @@
     journals/<agent>/spool/<session id>.<token>.folding     a spool taken by a fold, until folded
     journals/<agent>/spool/<session id>.<token>.damaged     one folded that held damaged lines
     journals/<agent>/spool/<session id>.paths               the files the session knows (shell calls)
+    journals/<agent>/spool/<session id>.policy              the hook policy last found (`hooks.policy_cache`)
 
 A spool exists from the moment its journal does (`create`); its first line is a header naming the
 file's `token` (time-ordered, unique), which the journal's fold marks refer to. Every other line is
@@ -252,11 +253,11 @@ def known_paths(journal_root: str, session_id: str) -> list[str]:
             raw = handle.read()
     except FileNotFoundError:
         return []
-    return [p.decode("utf-8", "replace") for p in raw.split(b"\0") if p]
+    return [p.decode("utf-8", "replace") for p in dict.fromkeys(raw.split(b"\0")) if p]
 
 
 def add_known(journal_root: str, session_id: str, paths: list[str]) -> None:
-    """Add paths to the session's known paths (one append; duplicates are harmless)."""
+    """Add paths to the session's known paths (one append; duplicates are read once)."""
     if not paths:
         return
     name = os.path.join(spool_dir(journal_root), session_id + PATHS)

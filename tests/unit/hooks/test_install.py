@@ -91,6 +91,32 @@ def test_a_moved_installation_updates_our_entries_in_place(tmp_path: Path, store
     assert where.hooks_file.read_bytes() == CLAUDE_SETTINGS
 
 
+def test_an_install_by_an_older_version_is_upgraded_in_place_to_the_thin_command(
+        tmp_path: Path, store_dir: Path) -> None:
+    """Fixture: hooks installed as the console script (before the thin start), then installed by
+    default: one group per event, each running this interpreter with -S on our __main__.py; the
+    MCP server stays on the console script; `status` notes a command whose file is gone."""
+    where = _claude(tmp_path)
+    install(where, store_root=store_dir, program=PROGRAM)
+    install(where, store_root=store_dir, mcp=True)
+    config = json.loads(where.hooks_file.read_bytes())
+    groups = {event: [g for g in gs if entries.is_ours(g, "claude", event)]
+              for event, gs in config["hooks"].items()}
+    assert sorted(groups) == sorted(entries.EVENTS_OF["claude"])
+    thin = entries.thin_program()
+    assert thin[1] == "-S" and Path(thin[2]).is_file() and thin[2].endswith("sessionkeeper/__main__.py")
+    for event, found in groups.items():
+        [group] = found
+        assert group["hooks"][0]["command"].split() == [*thin, "hook", "claude", event]
+    mcp = json.loads(where.mcp_file.read_bytes())
+    assert "-S" not in json.dumps(mcp)
+    assert not [n for n in status(where, store_root=store_dir)["notes"] if "does not exist" in n]
+    moved = [thin[0], "-S", "/gone/sessionkeeper/__main__.py"]
+    install(where, store_root=store_dir, program=moved)
+    assert any("/gone/sessionkeeper/__main__.py does not exist" in n
+               for n in status(where, store_root=store_dir)["notes"])
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_uninstall_restores_the_original_files_byte_for_byte(agent: str, tmp_path: Path,
                                                              store_dir: Path) -> None:

@@ -99,10 +99,10 @@ def test_taking_a_spool_leaves_a_fresh_one_and_every_call_in_exactly_one_file(
 
 
 def test_known_paths_add_up_and_are_replaced_whole(tmp_path: Path) -> None:
-    """Fixture: `tmp_path`; paths added twice (a repeat), then replaced by a fold's list."""
+    """Fixture: `tmp_path`; paths added twice (a repeat, read once), then replaced by a fold's list."""
     root = _root(tmp_path)
     spool.add_known(root, SID, ["/w/a.py", "/w/b.py"])
     spool.add_known(root, SID, ["/w/a.py"])
-    assert spool.known_paths(root, SID) == ["/w/a.py", "/w/b.py", "/w/a.py"]
+    assert spool.known_paths(root, SID) == ["/w/a.py", "/w/b.py"]
     spool.set_known(root, SID, ["/w/c.py", "/w/c.py"])
     assert spool.known_paths(root, SID) == ["/w/c.py"]
