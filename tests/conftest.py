@@ -29,8 +29,11 @@ def git(cwd: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",
            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode:  # the error says what git said
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout,
+                                            done.stderr) from RuntimeError(done.stderr.strip())
+    return done.stdout.strip()
 
 
 def init_repo(root: Path, files: dict[str, str], *, message: str = "initial") -> Path:

@@ -1,14 +1,14 @@
 """`sessionkeeper mcp`: the MCP server the agents start (stdio), so the model can ask about its session.
 
-The MCP SDK (the `mcp` extra) is imported only here, when the command runs. The store is opened
-read-only: the only write the server ever makes is a `rewind` the user's policy allows.
+The server (`mcp.server`, on our own stdio transport) is imported only here, when the command
+runs. The store is opened read-only: the only write the server ever makes is a `rewind` the
+user's policy allows.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Collection
 
 from .common import COMMON, Subparsers
@@ -30,21 +30,13 @@ def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the tools on stdin/stdout until the agent closes them."""
-    try:
-        from ..mcp import server
-    except ImportError as exc:
-        from ..errors import SessionKeeperError
-
-        raise SessionKeeperError(f"the MCP SDK is not installed ({exc}): "
-                                 "pip install 'sessionkeeper[mcp]'") from None
     from ..api import Keeper
+    from ..mcp import server
     from ..mcp.target import Caller
     from ..mcp.tools import Tools
 
     keeper = Keeper(args.store, read_only=True)
     caller = Caller(agent=args.agent, session_id=args.session,
                     workspace=os.path.abspath(args.workspace or os.getcwd()))
-    tools = Tools(keeper, caller, writable=lambda: Keeper(args.store))
-    server.build(tools).run("stdio")
-    sys.stdout.flush()
+    server.serve(Tools(keeper, caller, writable=lambda: Keeper(args.store)))
     return 0

@@ -1,9 +1,9 @@
-"""The MCP server on stdio (the official `mcp` SDK): the tools of `tools.Tools`, described for the model.
+"""The MCP server on stdio (`protocol`): the tools of `tools.Tools`, described for the model.
 
-Each tool's description says when to call it. The tools' modules are loaded on a thread once the
-handshake had its moment (`_warm`), so the first call pays no import. A call runs on one of the
-SDK's worker threads, one call at a time (a lock: the Keeper and its kept reads are shared). Our
-typed errors become tool errors the model reads (`ToolError`: `is_error` with `<name>:
+Each tool's description says when to call it; its input schema is written out here (`Param`) and
+its arguments are checked against it before the tool runs. The tools' modules are loaded on a
+thread once the handshake had its moment (`_warm`), so the first call pays no import. Calls run
+one at a time. Our typed errors become tool errors the model reads (`isError` with `<name>:
 <message>`); anything else is caught too and answered as an internal error — the server never
 stops for a bad call. The result is one JSON text (summary lines first) and the same object as
 structured content."""
@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-
-from ..errors import SessionKeeperError
+from ..errors import SessionKeeperError, ToolInputInvalid
+from . import protocol
 from .tools import SERVER_NAME, Tools
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 INSTRUCTIONS = """\
 Session Keeper records this coding session (its git baseline, every tool call, every file version
@@ -33,75 +27,138 @@ a command's outcome or a file's content, call the matching tool. Results are sho
 
 WARM_AFTER_S = 0.3
 """When the server loads what its tools use: after the agent's handshake, before its first call."""
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                       open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                        open_world_hint=False)
+READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+WRITE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
+_REQUIRED = object()
+_NAMES = {"integer": "an integer", "string": "a string", "boolean": "true or false",
+          "null": "null"}
 
 
-def build(tools: Tools) -> MCPServer[Any]:
-    """The MCP server offering `tools`."""
+class Param:
+    """One argument of a tool: its JSON types (in the order a schema lists them) and default."""
+
+    __slots__ = ("name", "types", "default")
+
+    def __init__(self, name: str, *types: str, default: object = _REQUIRED) -> None:
+        self.name, self.types, self.default = name, types, default
+
+    def schema(self) -> dict[str, Any]:
+        """Its JSON Schema property."""
+        kinds = [{"type": t} for t in self.types]
+        out: dict[str, Any] = kinds[0] if len(kinds) == 1 else {"anyOf": kinds}
+        if self.default is not _REQUIRED:
+            out = {**out, "default": self.default}
+        return {**out, "title": self.name.replace("_", " ").title()}
+
+    def value(self, arguments: Mapping[str, Any]) -> object:
+        """The argument's value in a call (its default when absent), or `ToolInputInvalid`."""
+        if self.name not in arguments:
+            if self.default is _REQUIRED:
+                raise ToolInputInvalid(f"{self.name} is required")
+            return self.default
+        found = arguments[self.name]
+        if isinstance(found, float) and found.is_integer() and "integer" in self.types:
+            return int(found)  # JSON Schema's integer: 7.0 is one
+        if any(_is(found, t) for t in self.types):
+            return found
+        expected = " or ".join(_NAMES[t] for t in self.types)
+        raise ToolInputInvalid(f"{self.name} must be {expected}, not {json.dumps(found)[:60]}")
+
+
+def _is(value: object, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return value is None
+
+
+SEQ = ("integer", "null")
+PARAMS: dict[str, tuple[Param, ...]] = {
+    "drift_since": (Param("since", "integer", "string", default="last_turn"),),
+    "in_doubt_operations": (),
+    "file_history": (Param("path", "string"),),
+    "diff": (Param("path", "string"), Param("from_seq", *SEQ, default=None),
+             Param("to_seq", *SEQ, default=None)),
+    "rewind_preview": (Param("to_seq", *SEQ, default=None), Param("path", "string", "null", default=None)),
+    "rewind": (Param("to_seq", *SEQ, default=None), Param("path", "string", "null", default=None),
+               Param("undo", "boolean", default=False)),
+    "todos": (),
+    "verifier": (),
+}
+"""Each tool's arguments, in the order its schema lists them."""
+
+
+def tool_list() -> list[dict[str, Any]]:
+    """What `tools/list` answers: every tool's name, description, input schema and hints."""
+    out = []
+    for name, params in PARAMS.items():
+        schema: dict[str, Any] = {"type": "object", "properties": {p.name: p.schema() for p in params}}
+        required = [p.name for p in params if p.default is _REQUIRED]
+        if required:
+            schema["required"] = required
+        out.append({"name": name, "description": DESCRIPTIONS[name], "inputSchema": schema,
+                    "annotations": WRITE if name == "rewind" else READ})
+    return out
+
+
+def handlers(tools: Tools) -> protocol.Handlers:
+    """The methods the server answers, over `tools`."""
     from .. import __version__
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS,
-                                       version=__version__, log_level="WARNING")
-    lock = threading.Lock()
+    listed = tool_list()
 
-    def run(call: Callable[..., dict[str, Any]], ctx: Context[Any, Any] | None,
-            **kwargs: Any) -> CallToolResult:
-        meta = _meta(ctx)
-        with lock:
-            try:
-                result = call(**kwargs, meta=meta)
-            except SessionKeeperError as exc:
-                raise ToolError(f"{exc.name}: {exc}") from None
-            except Exception as exc:  # noqa: BLE001 - a bad call never stops the server
-                raise ToolError(f"internal_error: {type(exc).__name__}: {exc}") from None
-        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=result)
+    def call(params: Mapping[str, Any]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        meta = params.get("_meta")
+        return run_tool(tools, name, arguments, meta if isinstance(meta, dict) else None)
 
-    def drift_since(since: int | str = "last_turn",
-                    ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.drift_since, ctx, since=since)
+    return {
+        "initialize": protocol.initialize({
+            "capabilities": {"tools": {"listChanged": False}, "prompts": {"listChanged": False},
+                             "resources": {"listChanged": False, "subscribe": False}},
+            "serverInfo": {"name": SERVER_NAME, "version": __version__},
+            "instructions": INSTRUCTIONS}),
+        "ping": lambda _params: {},
+        "tools/list": lambda _params: {"tools": listed},
+        "tools/call": call,
+        "prompts/list": lambda _params: {"prompts": []},
+        "resources/list": lambda _params: {"resources": []},
+        "resources/templates/list": lambda _params: {"resourceTemplates": []},
+        "logging/setLevel": lambda _params: {},
+    }
 
-    def in_doubt_operations(ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.in_doubt_operations, ctx)
 
-    def file_history(path: str, ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.file_history, ctx, path=path)
+def run_tool(tools: Tools, name: object, arguments: object,
+             meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One `tools/call`: its result, or a tool error the model reads."""
+    try:
+        if not isinstance(name, str) or name not in PARAMS:
+            raise ToolInputInvalid(f"unknown tool {str(name)[:60]!r}: the tools are {', '.join(PARAMS)}")
+        if not isinstance(arguments, dict):
+            raise ToolInputInvalid("arguments must be an object")
+        kwargs = {p.name: p.value(arguments) for p in PARAMS[name]}
+        call: Callable[..., dict[str, Any]] = getattr(tools, name)
+        result = call(**kwargs, meta=meta)
+    except SessionKeeperError as exc:
+        return _tool_error(name, f"{exc.name}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a bad call never stops the server
+        return _tool_error(name, f"internal_error: {type(exc).__name__}: {exc}")
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    return {"content": [{"type": "text", "text": text}], "structuredContent": result, "isError": False}
 
-    def diff(path: str, from_seq: int | None = None, to_seq: int | None = None,
-             ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.diff, ctx, path=path, from_seq=from_seq, to_seq=to_seq)
 
-    def rewind_preview(to_seq: int | None = None, path: str | None = None,
-                       ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.rewind_preview, ctx, to_seq=to_seq, path=path)
+def _tool_error(name: object, message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"Error executing tool {name}: {message}"}],
+            "isError": True}
 
-    def rewind(to_seq: int | None = None, path: str | None = None, undo: bool = False,
-               ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.rewind, ctx, to_seq=to_seq, path=path, undo=undo)
 
-    def todos(ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.todos, ctx)
-
-    def verifier(ctx: Context[Any, Any] | None = None) -> CallToolResult:
-        return run(tools.verifier, ctx)
-
+def serve(tools: Tools) -> None:
+    """Serve `tools` on stdin/stdout until the agent closes them."""
     threading.Thread(target=_warm, args=(tools,), name="sessionkeeper-mcp-warm", daemon=True).start()
-    for fn, hints, description in (
-            (drift_since, READ, DESCRIPTIONS["drift_since"]),
-            (in_doubt_operations, READ, DESCRIPTIONS["in_doubt_operations"]),
-            (file_history, READ, DESCRIPTIONS["file_history"]),
-            (diff, READ, DESCRIPTIONS["diff"]),
-            (rewind_preview, READ, DESCRIPTIONS["rewind_preview"]),
-            (rewind, WRITE, DESCRIPTIONS["rewind"]),
-            (todos, READ, DESCRIPTIONS["todos"]),
-            (verifier, READ, DESCRIPTIONS["verifier"])):
-        server.add_tool(fn, description=description, annotations=hints,
-                        structured_output=False)
-    return server
+    protocol.serve(handlers(tools))
 
 
 def _warm(tools: Tools) -> None:
@@ -110,15 +167,6 @@ def _warm(tools: Tools) -> None:
 
     time.sleep(WARM_AFTER_S)
     tools.warm()
-
-
-def _meta(ctx: Context[Any, Any] | None) -> Mapping[str, Any] | None:
-    """The call's `_meta` (Codex names its session and turn there), or None."""
-    try:
-        meta = ctx.request_context.meta if ctx is not None else None
-    except (ValueError, AttributeError):
-        return None
-    return dict(meta) if meta else None
 
 
 DESCRIPTIONS = {

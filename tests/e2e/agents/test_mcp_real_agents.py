@@ -116,11 +116,13 @@ def test_drift_since_names_a_branch_switch_the_agent_made_in_the_turn(
 
 
 def test_in_doubt_operations_names_a_tool_call_cut_by_kill_9(asking: tuple[Driver, Path]) -> None:
-    """`asking`: a session killed -9 inside its shell call (once the hook recorded its start),
-    then resumed with a prompt whose model asks in_doubt_operations."""
+    """`asking`: a session killed -9 inside its shell call (once the hook recorded its start and
+    the agent logged the call), then resumed with a prompt whose model asks in_doubt_operations."""
     driver, store = asking
 
-    def started(call: str) -> bool:
+    def started(call: str) -> bool:  # the hook recorded it, and the agent's own log holds it
+        if not driver._logged(call):  # (a fast hook can finish before the agent writes its log)
+            return False
         keeper = Keeper(store, read_only=True)
         return any(r.get("operation_id") == call and r.get("status") == "started"
                    for agent_sid in _journal_ids(store, driver.agent)
