@@ -119,6 +119,29 @@ def test_a_hook_past_its_time_limit_fails_open_with_one_line(home: dict[str, str
     assert runs_of(store, "claude")["last_failure"]["note"].startswith("sessionkeeper hook claude")
 
 
+@pytest.mark.parametrize("tool", ["Edit", "Bash"])
+def test_a_tool_hook_past_its_time_limit_fails_open_and_says_so_in_hooks_status(
+        home: dict[str, str], repo: Path, tmp_path: Path, tool: str) -> None:
+    """Fixture: `repo`, a session started; then git hangs (the policy's `git config`, and the
+    changed files after a Bash call) and the limit is lowered to 1 s: the thin process ends
+    itself, with one line, and `hooks status` shows the failure."""
+    store = Path(home["SESSIONKEEPER_HOME"])
+    started = run("claude", "SessionStart", json.dumps(payload("claude", "SessionStart", repo,
+                                                               source="startup")), store, env=home)
+    assert started.returncode == 0
+    env = {**home, "PATH": _slow_git(tmp_path), "SESSIONKEEPER_HOOK_BUDGET_S": "1"}
+    tool_input = {"file_path": str(repo / "payment.py")} if tool == "Edit" else {"command": "ls"}
+    begun = time.monotonic()
+    done = run("claude", "PostToolUse", json.dumps(payload(
+        "claude", "PostToolUse", repo, tool_name=tool, tool_input=tool_input,
+        tool_use_id="toolu_slow", tool_response={})), store, env=env)
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "gave up after 1 s (failed open" in done.stderr
+    assert time.monotonic() - begun < 20  # its own alarm, not the 30 s git
+    failure = runs_of(store, "claude")["last_failure"]
+    assert failure["event"] == "PostToolUse" and "gave up after 1 s" in failure["note"]
+
+
 def test_an_internal_error_fails_open_with_one_line_and_no_traceback(home: dict[str, str],
                                                                      repo: Path,
                                                                      tmp_path: Path) -> None:

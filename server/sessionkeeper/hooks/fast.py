@@ -52,11 +52,14 @@ def _say(text: str) -> None:
         return
 
 
-def _give_up(where: str, budget: float) -> None:
-    """Arm the hard limit: past it the process ends (exit 0, one line), whatever it is doing."""
+def _give_up(store: str | None, agent: str, event: str, budget: float) -> None:
+    """Arm the hard limit: past it the process ends (exit 0, one line, the failure remembered for
+    `hooks status` within half a second more), whatever it is doing."""
     def handler(_signum: int, _frame: object) -> None:
-        _say(f"sessionkeeper hook {where}: gave up after {budget:g} s (failed open: the agent goes "
-             "on unchecked)")
+        _signal.signal(_signal.SIGALRM, lambda _s, _f: os._exit(0))  # the note may hang too
+        _signal.setitimer(_signal.ITIMER_REAL, 0.5)
+        _failed(store, agent, event, "failed", f"sessionkeeper hook {agent} {event}: gave up after "
+                                               f"{budget:g} s (failed open: the agent goes on unchecked)")
         os._exit(0)
 
     _signal.signal(_signal.SIGALRM, handler)
@@ -73,7 +76,7 @@ def main(argv: list[str]) -> int:
     if event == "SessionStart" and agent not in ("claude", "codex"):
         return _full_way(argv, None)
     where = f"{agent} {event}"
-    _give_up(where, budget_of(event))
+    _give_up(store, agent, event, budget_of(event))
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
         hook = parse(agent, event, raw)
