@@ -5,7 +5,8 @@ and of a resume its digest proves ok (`proven`), answered without the recovery s
 standard library and a few small modules of ours. It parses and checks the agent's JSON
 (`payload.parse`), reads the files the call names at this moment (`capture`; after a shell call
 also every file git lists as changed and every file the session knows, and git's HEAD), asks the
-hook policy (`git config`, started first and read last), keeps the files' content as raw blobs
+hook policy (kept for the session by `policy_cache`, else `git config`, started first and read
+last), keeps the files' content as raw blobs
 (`store.blob_stash`), redacts the agent's part of the call and appends one line to the session's
 spool (`store.spool`). Validation against the session, the operation ledger, file history and
 indexing happen when the journal is next read (`journal_fold`); a detached catch-up folds the spool

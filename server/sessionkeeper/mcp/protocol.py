@@ -9,7 +9,8 @@ answers. The SDK's client is what the tests talk to.
 Invariants: stdout carries protocol messages only (the process's fd 1 is pointed at stderr while
 serving, so a stray print can never corrupt the stream); a message that is not JSON, not an
 object, or names an unknown method gets its JSON-RPC error and the server goes on; a handler's
-exception becomes an internal error for that request only; the server ends at end of input.
+exception becomes an internal error for that request only; the server ends at end of input,
+or when the agent stops reading.
 """
 
 from __future__ import annotations
@@ -99,5 +100,8 @@ def serve(handlers: Handlers, stdin: BinaryIO | None = None, stdout: BinaryIO | 
             continue
         out = answer_line(line, handlers)
         if out is not None:
-            stdout.write(out)
-            stdout.flush()
+            try:
+                stdout.write(out)
+                stdout.flush()
+            except BrokenPipeError:  # the agent went away: nobody to answer
+                return

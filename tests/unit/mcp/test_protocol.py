@@ -105,3 +105,13 @@ protocol.serve({"noisy": noisy})
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
         {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}]
     assert b"noise from a handler" in done.stderr
+
+
+def test_an_agent_that_stops_reading_ends_the_server_quietly() -> None:
+    """Fixture: none; an output whose reader is gone (every write raises BrokenPipeError)."""
+    class Gone(io.BytesIO):
+        def write(self, _data: object) -> int:
+            raise BrokenPipeError
+
+    request = (json.dumps(_request("echo", {})) + "\n").encode() * 3
+    serve(HANDLERS, io.BytesIO(request), Gone())  # returns, raising nothing
