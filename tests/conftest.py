@@ -81,6 +81,16 @@ def _no_background_catch_up() -> None:
     import os
 
     os.environ.setdefault("SESSIONKEEPER_CATCH_UP", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_resident_reader() -> None:
+    """No language server a test starts keeps a resident reader, and no CLI process relays to one
+    (tests/e2e/test_resident.py and the benchmarks turn it on for themselves): a command runs the
+    same way whatever ran a moment before."""
+    import os
+
+    os.environ.setdefault("SESSIONKEEPER_RESIDENT", "0")
 @pytest.fixture(scope="session")
 def pg_server():
     """A real PostgreSQL server for the whole run (tests/pg_server.py), stopped and removed at

@@ -5,14 +5,18 @@
 Cases, each side by side in one run with its baseline (processes spawned the same way, timed from
 spawn to exit):
   r  `--check-resume` in a 20k-file repository, clean / 2,000 files modified, vs
-     `git status --porcelain` on the same repository (target <= 1.5x, issue 26; was 2x);
+     `git status --porcelain` on the same repository (target <= 1.5x, issue 26; was 2x), run
+     in-process and (r*) relayed to the editor's resident reader (`cli.resident`);
   s  `sessionkeeper start` there vs `git rev-parse HEAD && git status --porcelain` (<= 2x);
   l  `sessionkeeper list --json --workspace` on a 10k-thread store vs `python3 -c pass`
-     (target <= 3x, issue 26; was 6x), and the `sqlite3` CLI running the same query (reference);
+     (target <= 3x, issue 26; was 6x), in-process and (l*) relayed, and the `sqlite3` CLI
+     running the same query (reference);
   p  LSP `session/list`: the first request after `initialized` (<= 50 ms) and warm repeats
      (<= 2 ms), beside the same SQLite query in-process.
 The 10k-thread store: 10k rollouts laid out as the store writes them (bench_store.make_store) plus
-threads started in the repository through the API; the index built by `Store.rebuild`.
+threads started in the repository through the API; the index built by `Store.rebuild`. The
+resident is started as the language server starts it; every relayed run is counted in its log
+(the table is printed only when each of them was relayed) and gives the in-process answer.
 """
 
 from __future__ import annotations
@@ -99,6 +103,29 @@ def cli(store: Path, *args: str, cwd: Path | None = None) -> list[str]:
     return [*sessionkeeper(), *args, "--store", str(store)]
 
 
+class Resident:
+    """The editor's resident reader of `store`, started as the language server starts it."""
+
+    def __init__(self, store: Path, work: Path) -> None:
+        self.log = work / "resident.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sessionkeeper.cli.resident", str(store / "run" / "cli.sock")],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.log.open("wb"),
+            env=child_env(SESSIONKEEPER_HOME=str(store), SESSIONKEEPER_RESIDENT="1"))
+        deadline = time.monotonic() + 60
+        while "listening on" not in self.log.read_text():
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.log.read_text()
+            time.sleep(0.05)
+
+    def relayed(self) -> int:
+        return self.log.read_text().count("resident: relayed")
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
 def lsp_frame(payload: dict[str, Any]) -> bytes:
     body = json.dumps(payload).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -115,7 +142,7 @@ def lsp_read(stream: Any) -> dict[str, Any]:
 
 def lsp_list(store: Path, repo: Path, warm: int) -> tuple[float, list[float], int]:
     """(first session/list after initialized, warm repeats, threads listed) of a real server."""
-    env = child_env(SESSIONKEEPER_HOME=str(store))
+    env = child_env(SESSIONKEEPER_HOME=str(store), SESSIONKEEPER_RESIDENT="0")  # its own aside
     proc = subprocess.Popen([*sessionkeeper(), "serve", "--stdio"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin and proc.stdout
@@ -195,15 +222,23 @@ def main() -> int:
         age_tree(store, thread)
         status = ["git", "status", "--porcelain"]
         both = ["sh", "-c", "git rev-parse HEAD && git status --porcelain"]
-        env = child_env()
+        env = child_env(SESSIONKEEPER_HOME=str(store), SESSIONKEEPER_RESIDENT="0")
+        relayed_env = {**env, "SESSIONKEEPER_RESIDENT": "1"}
+        resident = Resident(store, work)
+        relays = 0
         for state in ("clean", "modified"):
             if state == "modified":
                 modify(repo, changed, files)
             check = cli(store, "--check-resume", thread, "--workspace", str(repo), "--json")
-            runs = alternate(reps, {"ours": lambda c=check: run_child(c, env=env),  # type: ignore[misc]
-                                    "git": lambda: run_child(status, env=env, cwd=str(repo))})
+            runs = alternate(reps, {
+                "ours": lambda c=check: run_child(c, env=env),  # type: ignore[misc]
+                "resident": lambda c=check: run_child(c, env=relayed_env),  # type: ignore[misc]
+                "git": lambda: run_child(status, env=env, cwd=str(repo))})
+            relays += reps
             codes = {r.code for r in runs["ours"]}
             assert codes <= {0, 10}, codes  # ok (or drift where a touched file changed)
+            assert {(r.code, r.out) for r in runs["resident"]} == \
+                {(r.code, r.out) for r in runs["ours"]}
             res[f"check_{state}"] = {k: [r.seconds for r in v] for k, v in runs.items()}
             start = cli(store, "start", "--workspace", str(repo))
             runs = alternate(reps, {"ours": lambda s=start: run_child(s, env=env),  # type: ignore[misc]
@@ -212,14 +247,19 @@ def main() -> int:
             res[f"start_{state}"] = {k: [r.seconds for r in v] for k, v in runs.items()}
         listing = cli(store, "list", "--json", "--workspace", str(repo))
         cases = {"ours": lambda: run_child(listing, env=env),
+                 "resident": lambda: run_child(listing, env=relayed_env),
                  "python": lambda: run_child([sys.executable, "-c", "pass"], env=env)}
         if sq:
             query = LIST_SQL.replace("?", f"'{os.path.realpath(repo)}'")
             cases["sqlite3"] = lambda: run_child([sq, f"file:{store / 'state.db'}?mode=ro",
                                                   query], env=env)
         runs = alternate(reps, cases)
+        relays += reps
         listed = json.loads(runs["ours"][0].out)
         assert len(listed) >= 4, listed
+        assert {r.out for r in runs["resident"]} == {r.out for r in runs["ours"]}
+        assert resident.relayed() == relays, (resident.relayed(), relays)
+        resident.stop()
         res["list"] = {k: [r.seconds for r in v] for k, v in runs.items()}
         firsts, warms = [], []
         for _ in range(max(3, reps // 2)):
@@ -239,6 +279,10 @@ def main() -> int:
         rows.append(row(f"r  --check-resume, {files:,} files, {label}", spread(c["ours"]),
                         f"git status --porcelain {spread(c['git'])}", ratio, target="<= 1.5x",
                         met=ratio <= 1.5))
+        ratio = median(c["resident"]) / median(c["git"])
+        rows.append(row(f"r* the same, relayed to the editor's resident", spread(c["resident"]),
+                        f"git status --porcelain {spread(c['git'])}", ratio, target="<= 1.5x",
+                        met=ratio <= 1.5))
     for state, label in (("clean", "clean"), ("modified", f"{changed:,} modified")):
         s = res[f"start_{state}"]
         ratio = median(s["ours"]) / median(s["git"])
@@ -248,6 +292,10 @@ def main() -> int:
     li = res["list"]
     ratio = median(li["ours"]) / median(li["python"])
     rows.append(row(f"l  list --json --workspace, {threads:,} threads", spread(li["ours"]),
+                    f"python3 -c pass {spread(li['python'])}", ratio, target="<= 3x",
+                    met=ratio <= 3))
+    ratio = median(li["resident"]) / median(li["python"])
+    rows.append(row("l* the same, relayed to the editor's resident", spread(li["resident"]),
                     f"python3 -c pass {spread(li['python'])}", ratio, target="<= 3x",
                     met=ratio <= 3))
     if "sqlite3" in li:

@@ -24,7 +24,8 @@ def server_env(store: Path, home: Path) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
             "PYTHONPATH": pythonpath, "SESSIONKEEPER_HOME": str(store),
             "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-            "SESSIONKEEPER_LOG": "INFO", "PYTHONDONTWRITEBYTECODE": "1"}
+            "SESSIONKEEPER_LOG": "INFO", "PYTHONDONTWRITEBYTECODE": "1",
+            "SESSIONKEEPER_RESIDENT": os.environ.get("SESSIONKEEPER_RESIDENT", "0")}
 
 
 class Client:

@@ -35,6 +35,9 @@ COMMANDS = {
     "mcp": "mcp",
 }
 """Each subcommand and the module that adds it."""
+RELAYED = frozenset(("list", "show"))
+"""The subcommands the editor's resident reader may answer (`relay`), beside a bare
+`--check-resume`: they only read."""
 
 
 def named_commands(args: Sequence[str]) -> set[str]:
@@ -51,6 +54,12 @@ def command_modules(args: Sequence[str]) -> list[ModuleType]:
     import importlib
 
     return [importlib.import_module(f"{__name__}.{name}") for name in wanted]
+
+
+def _relayable(args: list[str]) -> bool:
+    """True for `list`, `show` or a bare `--check-resume` (what a resident may answer: `relay`)."""
+    named = named_commands(args)
+    return named <= RELAYED if named else "--check-resume" in args
 
 
 _AT_EXIT: list[object] = []
@@ -72,6 +81,12 @@ def _no_collection_at_exit() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `sessionkeeper` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and _relayable(args_list):  # the process a user started: maybe a resident's
+        from .relay import relayed
+
+        code = relayed(args_list)
+        if code is not None:
+            return code
     if args_list[:1] == ["hook"]:  # an agent's hook: a fast start, and never argparse's exit 2
         from ..hooks.payload import TOOL_EVENTS
 

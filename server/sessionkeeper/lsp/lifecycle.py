@@ -12,6 +12,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..errors import SessionKeeperError
+from . import resident
 from .options import parse_options
 from .server import SessionKeeperServer as Server
 
@@ -32,10 +33,11 @@ def on_initialize(ls: Server, params: types.InitializeParams) -> None:
 
 
 async def on_initialized(ls: Server, params: Any) -> None:
-    """Report bad options; fire startup hooks and auto-resume when configured.
+    """Report bad options; fire startup hooks and auto-resume when configured; start the command
+    line's resident reader a moment later (`resident`).
 
-    Both run after the `initialized` handshake, in the background; nothing runs when neither
-    is configured (start-up stays lazy).
+    All run after the `initialized` handshake, in the background; nothing of the store runs when
+    neither hooks nor auto-resume are configured (start-up stays lazy).
     """
     for problem in ls.option_problems:
         ls.tell(f"Session Keeper: initializationOptions.{problem}", kind=types.MessageType.Warning)
@@ -44,6 +46,7 @@ async def on_initialized(ls: Server, params: Any) -> None:
         loop.create_task(_startup_hooks(ls))
     if ls.options.autoResume and ls.workspace_root:
         loop.create_task(_auto_resume(ls, ls.workspace_root))
+    loop.call_later(resident.DELAY_S, ls.start_resident)
 
 
 async def _startup_hooks(ls: Server) -> None:

@@ -21,6 +21,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,7 +38,7 @@ from pygls.protocol import (
 
 from .. import __version__
 from ..recovery.verdicts import Decision, Verdict
-from . import convert
+from . import convert, resident
 from .keeping import KeeperHost
 from .live import Live
 from .options import ServerOptions
@@ -111,6 +112,7 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
         self._last_status: Any = _UNSET
         self._domain = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionkeeper-domain")
         self._closed = False
+        self.resident: subprocess.Popen[bytes] | None = None  # the CLI's reader (`resident`)
 
     # ---- the domain, on its worker thread ---------------------------------------------------
 
@@ -250,6 +252,7 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
         self._closed = True
         self.stop_watching()
         self.stop_watching_agents()
+        resident.stop(self.resident)
         session, self.session = self.session, None
         if session is not None:
             try:
@@ -257,6 +260,11 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
             except Exception:  # noqa: BLE001
                 log.exception("could not close the current session")
         self._domain.shutdown(wait=False)
+
+    def start_resident(self) -> None:
+        """Start the command line's resident reader of this store (once; not once closing)."""
+        if self.resident is None and not self._closed:
+            self.resident = resident.start(self.store_path)
 
     def shutdown(self) -> None:
         """Close what we hold, then stop pygls."""

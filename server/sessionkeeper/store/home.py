@@ -13,6 +13,9 @@ import sys
 
 ENV_HOME = "SESSIONKEEPER_HOME"
 APP = "sessionkeeper"
+ENV_RESIDENT = "SESSIONKEEPER_RESIDENT"
+"""Set to 0: no resident reader (the language server starts none, the CLI relays nothing)."""
+_SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its NUL
 
 
 def default_root() -> str:
@@ -33,3 +36,13 @@ def default_root() -> str:
     from platformdirs import user_data_path
 
     return str(user_data_path(APP, appauthor=False))
+
+
+def resident_socket(root: str) -> str | None:
+    """Where the editor's resident reader of the store at `root` listens (`cli.resident`); None
+    when there is none: $SESSIONKEEPER_RESIDENT is 0, this is not Linux (the peer check is
+    Linux's), or the path is too long for a Unix socket."""
+    if not sys.platform.startswith("linux") or os.environ.get(ENV_RESIDENT, "").strip() == "0":
+        return None
+    path = os.path.join(os.path.abspath(root), "run", "cli.sock")
+    return path if len(os.fsencode(path)) <= _SOCKET_PATH_MAX else None

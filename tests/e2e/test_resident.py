@@ -1,0 +1,289 @@
+"""The resident reader (`cli.resident`) and the CLI's relay to it (`cli.relay`), as real processes.
+
+Every relayed command gives what the same command gives in-process — stdout, stderr and exit
+status, byte for byte — and the resident's log proves it was relayed. A resident that is killed,
+refuses, or runs older code than is installed is never used: the command runs in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sessionkeeper.cli import relay
+
+from ..conftest import git
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+
+
+class Resident:
+    """A resident process serving `store`, its log, and a way to run the CLI beside it."""
+
+    def __init__(self, store: Path, log: Path, *, pythonpath: Path | None = None,
+                 socket: str | None = None) -> None:
+        self.store, self.log, self.pythonpath = store, log, pythonpath
+        self.socket = socket or str(store / "run" / "cli.sock")  # where the CLI looks (relayed())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sessionkeeper.cli.resident", self.socket],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
+            env=self.env(True))
+        self.wait_for("listening on")
+
+    def env(self, relayed: bool, **extra: str) -> dict[str, str]:
+        """The environment of a CLI process (relaying on or off) of this store."""
+        env = {**os.environ, "SESSIONKEEPER_HOME": str(self.store), "NO_COLOR": "1",
+               "SESSIONKEEPER_RESIDENT": "1" if relayed else "0", **extra}
+        if self.pythonpath is not None:
+            env["PYTHONPATH"] = str(self.pythonpath)
+        return env
+
+    def lines(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines()):
+            assert self.proc.poll() is None, f"ended without {text!r}: {self.lines()}"
+            assert time.monotonic() < deadline, f"no {text!r} in {self.lines()}"
+            time.sleep(0.02)
+
+    def run(self, *args: str, relayed: bool = True, cwd: Path | None = None,
+            **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sessionkeeper", *args], cwd=cwd,
+                              capture_output=True, text=True, timeout=60,
+                              env=self.env(relayed, **extra))
+
+    def relayed(self) -> int:
+        return sum(line.startswith("sessionkeeper resident: relayed") for line in self.lines())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def thread(store_dir: Path, repo: Path) -> str:
+    """A thread started in `repo` through the CLI (in-process), with one message."""
+    env = {**os.environ, "SESSIONKEEPER_HOME": str(store_dir), "SESSIONKEEPER_RESIDENT": "0"}
+    out = subprocess.run([sys.executable, "-m", "sessionkeeper", "start", "--workspace", str(repo),
+                          "--title", "resident story", "--json"], capture_output=True, text=True,
+                         env=env, timeout=60, check=True)
+    ids = orjson.loads(out.stdout)
+    subprocess.run([sys.executable, "-m", "sessionkeeper", "record", "--session", ids["session_id"]],
+                   input='{"type": "message", "role": "user", "text": "go on"}\n', env=env,
+                   capture_output=True, text=True, timeout=60, check=True)
+    return str(ids["thread_id"])
+
+
+@pytest.fixture
+def resident(store_dir: Path, tmp_path: Path, thread: str) -> Iterator[Resident]:
+    """A resident of the thread's store."""
+    kept = Resident(store_dir, tmp_path / "resident.log")
+    yield kept
+    kept.stop()
+
+
+def _same(resident: Resident, *args: str, cwd: Path | None = None, **env: str) -> int:
+    """Run `args` relayed and in-process; assert both give the same; the exit status."""
+    before = resident.relayed()
+    there = resident.run(*args, cwd=cwd, **env)
+    assert resident.relayed() == before + 1, resident.lines()
+    here = resident.run(*args, relayed=False, cwd=cwd, **env)
+    assert (there.returncode, there.stdout, there.stderr) == \
+        (here.returncode, here.stdout, here.stderr)
+    return there.returncode
+
+
+def test_relayed_commands_answer_as_in_process(resident: Resident, thread: str, repo: Path,
+                                               tmp_path: Path) -> None:
+    """Fixture: a resident of a store with one thread in `repo` (branch fix/payment)."""
+    workspace = str(repo)
+    assert _same(resident, "list", "--json", "--workspace", workspace) == 0
+    assert _same(resident, "list", "--workspace", workspace) == 0
+    assert _same(resident, "show", thread, "--json") == 0
+    assert _same(resident, "--check-resume", thread, "--workspace", workspace) == 0
+    assert _same(resident, "--check-resume", "--latest", "--workspace", ".", "--json",
+                 cwd=repo) == 0  # its working directory is the asking process's
+    git(repo, "checkout", "-q", "main")
+    assert _same(resident, "--check-resume", thread, "--workspace", workspace, "--json") == 10
+    assert _same(resident, "--check-resume", thread, "--workspace", workspace,
+                 GITHUB_ACTIONS="true") == 10  # its environment too: annotations on stderr
+    assert _same(resident, "--check-resume", thread, "--workspace", workspace,
+                 "--allow-drift") == 0
+    assert _same(resident, "--check-resume", "00000000-0000-4000-8000-000000000000",
+                 "--workspace", workspace) == 66
+    assert _same(resident, "list", "--limit", "0") == 2  # argparse's usage error
+    assert _same(resident, "--check-resume", "--workspace", workspace) == 2  # parser.error
+    assert _same(resident, "list", "--help") == 0
+    other = tmp_path / "other-store"
+    assert _same(resident, "list", "--json", "--store", str(other)) == 0  # its own arguments
+
+
+def test_only_reading_commands_are_relayed(resident: Resident, repo: Path) -> None:
+    """Fixture: a resident; `start` and `fsck` run in-process."""
+    started = resident.run("start", "--workspace", str(repo), "--json")
+    assert started.returncode == 0, started.stderr
+    assert resident.run("fsck").returncode == 0
+    assert resident.relayed() == 0
+
+
+def test_a_killed_resident_is_passed_by(resident: Resident, thread: str, repo: Path) -> None:
+    """Fixture: a resident killed with SIGKILL, its socket left behind."""
+    resident.proc.kill()
+    resident.proc.wait(timeout=10)
+    assert os.path.exists(resident.socket)
+    here = resident.run("--check-resume", thread, "--workspace", str(repo), relayed=False)
+    there = resident.run("--check-resume", thread, "--workspace", str(repo))
+    assert there.returncode == 0 and (there.stdout, there.stderr) == (here.stdout, here.stderr)
+    assert resident.relayed() == 0
+    again = Resident(resident.store, resident.log.with_name("again.log"))  # replaces the socket
+    try:
+        assert _same(again, "list", "--json") == 0
+    finally:
+        again.stop()
+    assert not os.path.exists(resident.socket)  # a resident that stops removes its socket
+
+
+def test_a_second_resident_of_a_store_leaves_it_to_the_first(resident: Resident,
+                                                             tmp_path: Path) -> None:
+    """Fixture: a resident; another started for the same socket exits at once."""
+    second = subprocess.run([sys.executable, "-m", "sessionkeeper.cli.resident", resident.socket],
+                            stdin=subprocess.PIPE, capture_output=True, text=True, timeout=60,
+                            env=resident.env(True))
+    assert second.returncode == 0 and "another resident serves" in second.stderr
+    assert _same(resident, "list", "--json") == 0
+
+
+def test_the_resident_stops_with_its_parent(resident: Resident) -> None:
+    """Fixture: a resident whose stdin closes (its language server exited)."""
+    assert resident.proc.stdin is not None
+    resident.proc.stdin.close()
+    assert resident.proc.wait(timeout=10) == 0
+    assert not os.path.exists(resident.socket)
+    assert any("the language server is gone" in line for line in resident.lines())
+
+
+def test_a_resident_of_older_code_refuses_and_stops(store_dir: Path, tmp_path: Path,
+                                                    thread: str, repo: Path) -> None:
+    """Fixture: the package copied, a resident of the copy, then one file of the copy changed."""
+    copy = tmp_path / "installed"
+    shutil.copytree(SERVER / "sessionkeeper", copy / "sessionkeeper",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    resident = Resident(store_dir, tmp_path / "resident.log", pythonpath=copy)
+    try:
+        assert _same(resident, "list", "--json") == 0
+        with (copy / "sessionkeeper" / "render.py").open("a") as changed:
+            changed.write("\n# upgraded\n")
+        here = resident.run("--check-resume", thread, "--workspace", str(repo))
+        assert here.returncode == 0 and "verdict  OK" in here.stdout, here.stderr
+        assert resident.proc.wait(timeout=10) == 0
+        assert any("the package changed" in line for line in resident.lines())
+        assert resident.relayed() == 1 and not os.path.exists(resident.socket)
+    finally:
+        resident.stop()
+
+
+def test_a_request_of_another_installation_is_refused(resident: Resident) -> None:
+    """Fixture: a resident; a request naming another interpreter gets a refusal, not a child."""
+    sock = relay.connect(resident.socket)
+    assert sock is not None
+    body = orjson.dumps({"v": 1, "python": "/elsewhere/bin/python", "package": "/elsewhere",
+                         "args": ["list"], "env": {}, "umask": 0o22, "streams": {}})
+    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, 0))
+    try:
+        import _socket
+
+        sock.sendmsg([len(body).to_bytes(4, "big") + body],
+                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+        assert relay._read(sock, relay.FRAME) == relay.frame(relay.REFUSED, 2)
+    finally:
+        sock.close()
+    assert any("another installation" in line for line in resident.lines())
+    assert _same(resident, "list", "--json") == 0  # and it goes on serving
+
+
+def test_a_peer_of_another_user_is_refused(store_dir: Path, tmp_path: Path) -> None:
+    """Fixture: a resident whose socket is open to everyone (as it never is: its folder is the
+    store's, 0700, and it is 0600); a process of user nobody connects and is refused unanswered."""
+    if os.geteuid() != 0:
+        pytest.fail("this test changes users: run it as root (CI and the dev machines do)")
+    shared = Path(tempfile.mkdtemp(prefix="sk-peer-"))
+    resident = Resident(store_dir, tmp_path / "resident.log", socket=str(shared / "cli.sock"))
+    try:
+        shared.chmod(0o755)
+        os.chmod(resident.socket, 0o777)
+        code = ("import os, socket, sys\n"  # everything imported before the user changes
+                "os.setgid(65534); os.setuid(65534)\n"
+                "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                "s.connect('cli.sock')\n"  # relative: no folder above it need be open to nobody
+                "sys.exit(0 if s.recv(5) == b'' else 1)\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60, cwd=shared)
+        assert done.returncode == 0, done.stderr
+        resident.wait_for("refused a peer of uid 65534")
+        assert resident.relayed() == 0
+    finally:
+        resident.stop()
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _fake_git(tmp_path: Path) -> Path:
+    """A folder whose `git` waits a minute (the relayed child's git look-up then hangs)."""
+    bin_dir = tmp_path / "slow-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text("#!/bin/sh\nexec sleep 60\n")
+    (bin_dir / "git").chmod(0o755)
+    return bin_dir
+
+
+def _running_child(resident: Resident, client: subprocess.Popen[str]) -> int:
+    """The pid of the resident's child answering `client` (once it is relayed)."""
+    resident.wait_for("relayed")
+    deadline = time.monotonic() + 30
+    while True:
+        kids = subprocess.run(["pgrep", "-P", str(resident.proc.pid)], capture_output=True,
+                              text=True).stdout.split()
+        if kids:
+            return int(kids[0])
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_ctrl_c_reaches_the_relayed_child(resident: Resident, repo: Path, tmp_path: Path) -> None:
+    """Fixture: a relayed listing whose git hangs; SIGINT to the asking process interrupts the
+    child, whose status (130, as for KeyboardInterrupt) becomes the asking process's."""
+    env = resident.env(True, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
+    client = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
+                               str(repo)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    _running_child(resident, client)
+    client.send_signal(signal.SIGINT)
+    _, err = client.communicate(timeout=30)
+    assert client.returncode == 130, err
+
+
+def test_a_child_killed_mid_answer_is_said_so(resident: Resident, repo: Path,
+                                              tmp_path: Path) -> None:
+    """Fixture: a relayed listing whose git hangs; its child is killed with SIGKILL: the asking
+    process says so and exits 70 (it does not run the command a second time)."""
+    env = resident.env(True, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
+    client = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
+                               str(repo)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    os.kill(_running_child(resident, client), signal.SIGKILL)
+    out, err = client.communicate(timeout=30)
+    assert client.returncode == 70 and out == ""
+    assert "ended without an exit status" in err
