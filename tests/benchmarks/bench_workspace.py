@@ -280,7 +280,7 @@ def main() -> int:
                         f"git status --porcelain {spread(c['git'])}", ratio, target="<= 1.5x",
                         met=ratio <= 1.5))
         ratio = median(c["resident"]) / median(c["git"])
-        rows.append(row(f"r* the same, relayed to the editor's resident", spread(c["resident"]),
+        rows.append(row("r* the same, relayed to the editor's resident", spread(c["resident"]),
                         f"git status --porcelain {spread(c['git'])}", ratio, target="<= 1.5x",
                         met=ratio <= 1.5))
     for state, label in (("clean", "clean"), ("modified", f"{changed:,} modified")):

@@ -8,6 +8,7 @@ refuses, or runs older code than is installed is never used: the command runs in
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -31,8 +32,9 @@ class Resident:
     """A resident process serving `store`, its log, and a way to run the CLI beside it."""
 
     def __init__(self, store: Path, log: Path, *, pythonpath: Path | None = None,
-                 socket: str | None = None) -> None:
-        self.store, self.log, self.pythonpath = store, log, pythonpath
+                 socket: str | None = None, default: bool = False) -> None:
+        """`default`: `store` is the per-user default store ($XDG_DATA_HOME/sessionkeeper)."""
+        self.store, self.log, self.pythonpath, self.default = store, log, pythonpath, default
         self.socket = socket or str(store / "run" / "cli.sock")  # where the CLI looks (relayed())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sessionkeeper.cli.resident", self.socket],
@@ -44,6 +46,9 @@ class Resident:
         """The environment of a CLI process (relaying on or off) of this store."""
         env = {**os.environ, "SESSIONKEEPER_HOME": str(self.store), "NO_COLOR": "1",
                "SESSIONKEEPER_RESIDENT": "1" if relayed else "0", **extra}
+        if self.default:
+            del env["SESSIONKEEPER_HOME"]
+            env["XDG_DATA_HOME"] = str(self.store.parent)
         if self.pythonpath is not None:
             env["PYTHONPATH"] = str(self.pythonpath)
         return env
@@ -59,9 +64,14 @@ class Resident:
             time.sleep(0.02)
 
     def run(self, *args: str, relayed: bool = True, cwd: Path | None = None,
-            **extra: str) -> subprocess.CompletedProcess[str]:
+            limit: tuple[int, int] | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+        """The CLI, relayed or in-process (`limit`: its RLIMIT_FSIZE, as `ulimit -f` sets)."""
+        def limited() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+
         return subprocess.run([sys.executable, "-m", "sessionkeeper", *args], cwd=cwd,
-                              capture_output=True, text=True, timeout=60,
+                              capture_output=True, text=True, timeout=60, preexec_fn=limited,
                               env=self.env(relayed, **extra))
 
     def relayed(self) -> int:
@@ -96,12 +106,13 @@ def resident(store_dir: Path, tmp_path: Path, thread: str) -> Iterator[Resident]
     kept.stop()
 
 
-def _same(resident: Resident, *args: str, cwd: Path | None = None, **env: str) -> int:
+def _same(resident: Resident, *args: str, cwd: Path | None = None,
+          limit: tuple[int, int] | None = None, **env: str) -> int:
     """Run `args` relayed and in-process; assert both give the same; the exit status."""
     before = resident.relayed()
-    there = resident.run(*args, cwd=cwd, **env)
+    there = resident.run(*args, cwd=cwd, limit=limit, **env)
     assert resident.relayed() == before + 1, resident.lines()
-    here = resident.run(*args, relayed=False, cwd=cwd, **env)
+    here = resident.run(*args, relayed=False, cwd=cwd, limit=limit, **env)
     assert (there.returncode, there.stdout, there.stderr) == \
         (here.returncode, here.stdout, here.stderr)
     return there.returncode
@@ -130,6 +141,24 @@ def test_relayed_commands_answer_as_in_process(resident: Resident, thread: str, 
     assert _same(resident, "list", "--help") == 0
     other = tmp_path / "other-store"
     assert _same(resident, "list", "--json", "--store", str(other)) == 0  # its own arguments
+
+
+def test_the_child_takes_on_the_asking_process_limits(tmp_path: Path, repo: Path) -> None:
+    """Fixture: the per-user default store (which a listing may index) with one thread and no
+    index; listed under `ulimit -f 0`: the index cannot be written, relayed or not (exit 70);
+    without the limit the relayed listing writes it."""
+    store = tmp_path / "data" / "sessionkeeper"
+    resident = Resident(store, tmp_path / "resident.log", default=True)
+    try:
+        assert resident.run("start", "--workspace", str(repo), relayed=False).returncode == 0
+        for index in store.glob("state.db*"):
+            index.unlink()
+        assert _same(resident, "list", "--json", limit=(0, resource.RLIM_INFINITY)) == 70
+        assert not any(index.stat().st_size for index in store.glob("state.db*"))
+        assert _same(resident, "list", "--json") == 0
+        assert (store / "state.db").stat().st_size > 0
+    finally:
+        resident.stop()
 
 
 def test_only_reading_commands_are_relayed(resident: Resident, repo: Path) -> None:
@@ -213,6 +242,9 @@ def test_a_request_of_another_installation_is_refused(resident: Resident) -> Non
         sock.close()
     assert any("another installation" in line for line in resident.lines())
     assert _same(resident, "list", "--json") == 0  # and it goes on serving
+    optimized = resident.run("list", "--json", PYTHONOPTIMIZE="1")  # an interpreter set otherwise
+    assert optimized.returncode == 0 and resident.relayed() == 1
+    assert sum("another installation" in line for line in resident.lines()) == 2
 
 
 def test_a_peer_of_another_user_is_refused(store_dir: Path, tmp_path: Path) -> None:

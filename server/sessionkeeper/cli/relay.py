@@ -40,6 +40,9 @@ timed out here and runs here instead never runs twice)."""
 FRAME = 5
 WAIT_START_S = 2.0
 """How long the resident may take to start the child before the command runs here instead."""
+LIMITS = ("RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_STACK",
+          "RLIMIT_CPU", "RLIMIT_CORE")
+"""The resource limits a child takes on from this process (`ulimit` in its shell)."""
 _FORWARDED = (2, 15, 1)  # SIGINT, SIGTERM, SIGHUP: what a terminal or a CI runner sends
 
 
@@ -56,10 +59,24 @@ def frame(tag: bytes, number: int) -> bytes:
     return tag + number.to_bytes(4, "big", signed=True)
 
 
-def installation() -> dict[str, str]:
-    """What a resident must share with this process: the interpreter and the package's folder."""
+def installation() -> dict[str, object]:
+    """What a resident must share with this process: the interpreter, the package's folder, and
+    what the interpreter settled as it started (-O, dev mode, the encodings it reads files in)."""
+    import _locale
+    import codecs
+
+    text = "utf-8" if sys.flags.utf8_mode else _locale.nl_langinfo(_locale.CODESET)
     return {"python": os.path.realpath(sys.executable),
-            "package": os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}
+            "package": os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+            "interpreter": [sys.flags.optimize, sys.flags.dev_mode, sys.getfilesystemencoding(),
+                            sys.getfilesystemencodeerrors(), codecs.lookup(text).name]}
+
+
+def limits() -> dict[str, list[int]]:
+    """This process's resource limits (`LIMITS`: soft, hard), which the child takes on."""
+    import resource
+
+    return {name: list(resource.getrlimit(getattr(resource, name))) for name in LIMITS}
 
 
 def request(args: Sequence[str]) -> bytes:
@@ -71,7 +88,8 @@ def request(args: Sequence[str]) -> bytes:
                                     ("stderr", sys.stderr))}
     body = jsontext.dumps({"v": 1, **installation(), "argv0": sys.argv[0] if sys.argv else "",
                            "args": list(args), "env": dict(os.environ), "umask": mask,
-                           "streams": streams}).encode("utf-8", "surrogateescape")
+                           "limits": limits(), "streams": streams}
+                          ).encode("utf-8", "surrogateescape")
     return len(body).to_bytes(4, "big") + body
 
 
@@ -118,6 +136,8 @@ def _ask(sock: _socket.socket, args: Sequence[str]) -> int | None:
     cwd = None
     try:
         cwd = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+        if cwd <= 2:
+            return None  # a standard stream is closed here: the child could not have it so
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2, cwd))
         sock.settimeout(WAIT_START_S)
         sock.sendmsg([request(args)], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])

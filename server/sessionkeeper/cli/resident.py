@@ -22,6 +22,7 @@ import gc
 import importlib
 import os
 import pkgutil
+import resource
 import select
 import signal
 import socket
@@ -31,7 +32,7 @@ from typing import Any
 
 from .. import jsontext
 from ..store.private import ensure_private_dir
-from .relay import EXITED, GO, REFUSED, STARTED, frame, installation
+from .relay import EXITED, GO, LIMITS, REFUSED, STARTED, frame, installation
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 PRELOADED = ("sessionkeeper.cli.store_commands", "sessionkeeper.cli.check", "sessionkeeper.api",
@@ -154,7 +155,7 @@ def _accept(listener: socket.socket, stamp: Stamp, lock: int) -> bool:
             _say("refused a malformed request")
             conn.sendall(frame(REFUSED, 1))
             return True
-        if {key: req.get(key) for key in ("python", "package")} != installation():
+        if {key: req.get(key) for key in ("python", "package", "interpreter")} != installation():
             _say(f"refused a request of another installation ({req.get('python')})")
             conn.sendall(frame(REFUSED, 2))
             return True
@@ -207,24 +208,20 @@ def _request(conn: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
 
 def _child(held: tuple[int, ...], conn: socket.socket, req: dict[str, Any],
            fds: list[int]) -> None:
-    """Become the asking process, run its command, report its exit status; never returns."""
-    code = 70
+    """Become the asking process, run its command when told to, report its exit status; never
+    returns (a child that cannot become it refuses, and the command runs there)."""
     try:
-        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         for fd in held:  # the listener and the lock stay the resident's alone
             os.close(fd)
-        for target, fd in enumerate(fds[:3]):
-            os.dup2(fd, target)
-        os.fchdir(fds[3])
-        os.umask(req["umask"])
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in req["env"].items()})
-        _streams(req.get("streams") or {})
-        sys.argv = [str(req.get("argv0") or "sessionkeeper"), *map(str, req["args"])]
+        _become(req, fds)
         conn.settimeout(None)
         conn.sendall(frame(STARTED, os.getpid()))
+    except BaseException:  # noqa: BLE001 - not started: the asking process runs it itself
+        with contextlib.suppress(OSError):
+            conn.sendall(frame(REFUSED, 4))
+        os._exit(0)
+    code = 70
+    try:
         if conn.recv(1) != GO:
             os._exit(0)  # the asking process gave up waiting and runs the command itself
         code = _run([str(arg) for arg in req["args"]])
@@ -238,6 +235,25 @@ def _child(held: tuple[int, ...], conn: socket.socket, req: dict[str, Any],
         conn.sendall(frame(EXITED, code))
     finally:
         os._exit(code)
+
+
+def _become(req: dict[str, Any], fds: list[int]) -> None:
+    """Take on the asking process's streams, directory, umask, limits, environment, arguments."""
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+    os.fchdir(fds[3])
+    os.umask(req["umask"])
+    for name, wanted in (req.get("limits") or {}).items():
+        which = getattr(resource, name) if name in LIMITS else None
+        if which is not None and list(resource.getrlimit(which)) != wanted:
+            resource.setrlimit(which, (int(wanted[0]), int(wanted[1])))
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in req["env"].items()})
+    _streams(req.get("streams") or {})
+    sys.argv = [str(req.get("argv0") or "sessionkeeper"), *map(str, req["args"])]
 
 
 def _streams(specs: dict[str, Any]) -> None:
