@@ -319,3 +319,35 @@ def test_a_child_killed_mid_answer_is_said_so(resident: Resident, repo: Path,
     out, err = client.communicate(timeout=30)
     assert client.returncode == 70 and out == ""
     assert "ended without an exit status" in err
+
+
+RELAY_PROBE = """
+import sys
+sys.argv = ["sessionkeeper", *sys.argv[2:]]
+from sessionkeeper.cli import main
+code = main()
+loaded = sorted(sys.modules)
+import json
+with open({path!r}, "w") as out:
+    json.dump({{"code": code, "modules": loaded}}, out)
+"""
+
+
+def test_a_relayed_command_loads_only_the_relay(resident: Resident, tmp_path: Path) -> None:
+    """Fixture: a resident; the asking process of a relayed listing loads a handful of modules of
+    ours and none of the standard library's costly ones (dataclasses, typing, json, re, enum)."""
+    found = tmp_path / "loaded.json"
+    bare = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
+                          capture_output=True, text=True, check=True, env=resident.env(True))
+    done = subprocess.run([sys.executable, "-c", RELAY_PROBE.format(path=str(found)), "-",
+                           "list", "--json"], capture_output=True, text=True, timeout=60,
+                          env=resident.env(True))
+    assert done.returncode == 0 and orjson.loads(done.stdout)[0]["title"] == "resident story"
+    probe = orjson.loads(found.read_bytes())
+    assert probe["code"] == 0 and resident.relayed() == 1
+    added = set(probe["modules"]) - set(bare.stdout.split())
+    ours = {name for name in added if name.startswith("sessionkeeper")}
+    assert ours == {"sessionkeeper", "sessionkeeper.cli", "sessionkeeper.cli.relay",
+                    "sessionkeeper.jsontext", "sessionkeeper.store", "sessionkeeper.store.home"}
+    assert added & {"dataclasses", "typing", "json", "re", "enum", "argparse", "orjson",
+                    "socket", "signal", "pathlib"} == set(), sorted(added)

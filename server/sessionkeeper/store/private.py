@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 def ensure_private_dir(path: P, *, within: str | os.PathLike[str] | None = None) -> P:
     """Create `path` as 0700 (every missing level below `within` too, whatever the umask).
 
-    Refuses a directory that is a symlink, not a directory, or owned by another user.
+    Refuses a directory that is a symlink, not a directory, or owned by another user; and an
+    empty path or the file system's root (ValueError: never made 0700 by mistake).
     """
     given: str | os.PathLike[str] = path
-    target = os.fspath(given).rstrip("/") or "/"
+    target = os.fspath(given).rstrip("/")
+    if not target:
+        raise ValueError(f"{os.fspath(given)!r} is not a folder a store may make private")
     levels = [target]
     if within is not None:
         root = os.fspath(within).rstrip("/")
