@@ -7,7 +7,8 @@ spawn to exit):
   r  `--check-resume` in a 20k-file repository, clean / 2,000 files modified, vs
      `git status --porcelain` on the same repository (target <= 1.5x, issue 26; was 2x), run
      in-process and (r*) relayed to the editor's resident reader (`cli.resident`);
-  s  `sessionkeeper start` there vs `git rev-parse HEAD && git status --porcelain` (<= 2x);
+  s  `sessionkeeper start` there vs `git rev-parse HEAD && git status --porcelain` (<= 2x),
+     in-process and (s*) relayed;
   l  `sessionkeeper list --json --workspace` on a 10k-thread store vs `python3 -c pass`
      (target <= 3x, issue 26; was 6x), in-process and (l*) relayed, and the `sqlite3` CLI
      running the same query (reference);
@@ -241,9 +242,12 @@ def main() -> int:
                 {(r.code, r.out) for r in runs["ours"]}
             res[f"check_{state}"] = {k: [r.seconds for r in v] for k, v in runs.items()}
             start = cli(store, "start", "--workspace", str(repo))
-            runs = alternate(reps, {"ours": lambda s=start: run_child(s, env=env),  # type: ignore[misc]
-                                    "git": lambda: run_child(both, env=env, cwd=str(repo))})
-            assert {r.code for r in runs["ours"]} == {0}
+            runs = alternate(reps, {
+                "ours": lambda s=start: run_child(s, env=env),  # type: ignore[misc]
+                "resident": lambda s=start: run_child(s, env=relayed_env),  # type: ignore[misc]
+                "git": lambda: run_child(both, env=env, cwd=str(repo))})
+            relays += reps
+            assert {r.code for r in runs["ours"]} == {r.code for r in runs["resident"]} == {0}
             res[f"start_{state}"] = {k: [r.seconds for r in v] for k, v in runs.items()}
         listing = cli(store, "list", "--json", "--workspace", str(repo))
         cases = {"ours": lambda: run_child(listing, env=env),
@@ -287,6 +291,10 @@ def main() -> int:
         s = res[f"start_{state}"]
         ratio = median(s["ours"]) / median(s["git"])
         rows.append(row(f"s  sessionkeeper start, {label}", spread(s["ours"]),
+                        f"git rev-parse HEAD && git status {spread(s['git'])}", ratio,
+                        target="<= 2x", met=ratio <= 2))
+        ratio = median(s["resident"]) / median(s["git"])
+        rows.append(row("s* the same, relayed to the editor's resident", spread(s["resident"]),
                         f"git rev-parse HEAD && git status {spread(s['git'])}", ratio,
                         target="<= 2x", met=ratio <= 2))
     li = res["list"]

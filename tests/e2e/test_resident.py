@@ -161,12 +161,22 @@ def test_the_child_takes_on_the_asking_process_limits(tmp_path: Path, repo: Path
         resident.stop()
 
 
-def test_only_reading_commands_are_relayed(resident: Resident, repo: Path) -> None:
-    """Fixture: a resident; `start` and `fsck` run in-process."""
-    started = resident.run("start", "--workspace", str(repo), "--json")
-    assert started.returncode == 0, started.stderr
+def test_a_relayed_start_writes_the_thread_as_in_process(resident: Resident, repo: Path) -> None:
+    """Fixture: a resident; `start` relayed (its thread then read in-process), `fsck` and
+    `record` (the other writers) run in-process."""
+    started = resident.run("start", "--workspace", str(repo), "--title", "relayed", "--json")
+    assert started.returncode == 0 and started.stderr == "" and resident.relayed() == 1
+    ids = orjson.loads(started.stdout)
+    shown = resident.run("show", ids["thread_id"], "--json", relayed=False)
+    assert shown.returncode == 0 and ids["thread_id"] in shown.stdout
+    recorded = resident.run("record", "--session", ids["session_id"], relayed=False)
+    assert recorded.returncode == 0, recorded.stderr
+    check = resident.run("--check-resume", ids["thread_id"], "--workspace", str(repo),
+                         relayed=False)
+    assert check.returncode == 0 and "verdict  OK" in check.stdout
     assert resident.run("fsck").returncode == 0
-    assert resident.relayed() == 0
+    assert resident.run("record", "--session", ids["session_id"]).returncode == 0
+    assert resident.relayed() == 1
 
 
 def test_a_killed_resident_is_passed_by(resident: Resident, thread: str, repo: Path) -> None:
@@ -245,6 +255,14 @@ def test_a_request_of_another_installation_is_refused(resident: Resident) -> Non
     optimized = resident.run("list", "--json", PYTHONOPTIMIZE="1")  # an interpreter set otherwise
     assert optimized.returncode == 0 and resident.relayed() == 1
     assert sum("another installation" in line for line in resident.lines()) == 2
+    if os.geteuid() != 0:
+        pytest.fail("this test changes groups: run it as root (CI and the dev machines do)")
+    grouped = subprocess.run([sys.executable, "-m", "sessionkeeper", "list", "--json"],
+                             capture_output=True, text=True, timeout=60, env=resident.env(True),
+                             extra_groups=[*os.getgroups(), 65534])  # one group more
+    assert grouped.returncode == 0 and grouped.stdout == optimized.stdout
+    assert resident.relayed() == 1
+    assert sum("another installation" in line for line in resident.lines()) == 3
 
 
 def test_a_peer_of_another_user_is_refused(store_dir: Path, tmp_path: Path) -> None:

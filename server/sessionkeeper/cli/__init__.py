@@ -35,9 +35,9 @@ COMMANDS = {
     "mcp": "mcp",
 }
 """Each subcommand and the module that adds it."""
-RELAYED = frozenset(("list", "show"))
+RELAYED = frozenset(("list", "show", "start"))
 """The subcommands the editor's resident reader may answer (`relay`), beside a bare
-`--check-resume`: they only read."""
+`--check-resume`: the reads, and the start a harness runs before each agent."""
 
 
 def named_commands(args: Sequence[str]) -> set[str]:
@@ -57,7 +57,7 @@ def command_modules(args: Sequence[str]) -> list[ModuleType]:
 
 
 def _relayable(args: list[str]) -> bool:
-    """True for `list`, `show` or a bare `--check-resume` (what a resident may answer: `relay`)."""
+    """True for `list`, `show`, `start` or a bare `--check-resume` (what a resident may answer)."""
     named = named_commands(args)
     return named <= RELAYED if named else "--check-resume" in args
 

@@ -1,6 +1,7 @@
-"""A read command answered by the editor's resident reader (`resident`), when one is running.
+"""A command answered by the editor's resident reader (`resident`), when one is running.
 
-`list`, `show` and `--check-resume` spend ~50 ms importing the Keeper before ~3 ms of work. While
+`list`, `show`, `--check-resume` and `start` spend ~50 ms importing the Keeper before a few ms of
+work. While
 the editor's language server runs, a resident process of the same installation keeps those
 modules imported; the command line, its environment, working directory, umask and standard
 streams go to it over a user-only Unix socket, and a child forked there runs the command exactly
@@ -60,8 +61,9 @@ def frame(tag: bytes, number: int) -> bytes:
 
 
 def installation() -> dict[str, object]:
-    """What a resident must share with this process: the interpreter, the package's folder, and
-    what the interpreter settled as it started (-O, dev mode, the encodings it reads files in)."""
+    """What a resident must share with this process: the interpreter, the package's folder, what
+    the interpreter settled as it started (-O, dev mode, the encodings it reads files in), and
+    the user's groups (they decide what the command may read and whose files it makes)."""
     import _locale
     import codecs
 
@@ -69,7 +71,8 @@ def installation() -> dict[str, object]:
     return {"python": os.path.realpath(sys.executable),
             "package": os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
             "interpreter": [sys.flags.optimize, sys.flags.dev_mode, sys.getfilesystemencoding(),
-                            sys.getfilesystemencodeerrors(), codecs.lookup(text).name]}
+                            sys.getfilesystemencodeerrors(), codecs.lookup(text).name],
+            "groups": [os.getgid(), sorted(os.getgroups())]}
 
 
 def limits() -> dict[str, list[int]]:

@@ -1,16 +1,18 @@
 """The resident reader: `python -m sessionkeeper.cli.resident SOCKET`, started by the language server.
 
-It imports the CLI's read path once, listens on SOCKET (0600, in the store's private `run/`), and
-for each request of `relay` forks a child that becomes the asking process — its standard streams,
-working directory, umask, environment and command line — and runs `cli.main` there: the answer is
-the in-process one, without its ~50 ms of imports. The child reports its pid, then its exit status.
+It imports what the relayed commands load once (`PRELOADED`), listens on SOCKET (0600, in the
+store's private `run/`), and for each request of `relay` forks a child that becomes the asking
+process — its standard streams, working directory, umask, resource limits, environment and
+command line — and runs `cli.main` there when told to: the answer is the in-process one, without
+its ~50 ms of imports. The child reports its pid, then its exit status.
 
 Invariants: one resident per socket (an exclusive lock for its whole life); a peer of another
-user is refused, as is a request of another interpreter or installation; when a file of the
-package changed since it started, it refuses and exits (so an upgrade or an edit is never
-answered by old code); it ends when its parent closes its stdin (the language server exited or
-was killed) and then removes its socket. The resident itself only imports before it forks: no
-store, no cache, no thread of its own that a child could inherit.
+user is refused, and so is a request of another interpreter, installation, interpreter set-up
+or set of groups (`relay.installation`); when a file of the package changed since it started,
+it refuses and exits, so an upgrade or an edit is never answered by old code. It ends when its
+parent closes its stdin (the language server exited or was killed) and then removes its socket.
+The resident itself only imports before it forks: no store, no cache, no thread of its own that
+a child could inherit.
 """
 
 from __future__ import annotations
@@ -35,13 +37,15 @@ from ..store.private import ensure_private_dir
 from .relay import EXITED, GO, LIMITS, REFUSED, STARTED, frame, installation
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-PRELOADED = ("sessionkeeper.cli.store_commands", "sessionkeeper.cli.check", "sessionkeeper.api",
-             "sessionkeeper.render", "sessionkeeper.redact", "sessionkeeper.agents",
-             "sessionkeeper.recovery", "sessionkeeper.keeper", "sessionkeeper.store")
-"""What the relayed commands load: these modules and every module of the packages among them,
-the shared index's aside (PostgreSQL's modules load with it); ~150 modules, ~27 MB. Not the
-other surfaces, the hooks, the frameworks, nor the record schema (pydantic): a child imports
-whatever else it needs, as any process would."""
+PRELOADED = ("sessionkeeper.cli.store_commands", "sessionkeeper.cli.check", "sessionkeeper.cli.content",
+             "sessionkeeper.api", "sessionkeeper.render", "sessionkeeper.redact",
+             "sessionkeeper.agents", "sessionkeeper.recovery", "sessionkeeper.keeper",
+             "sessionkeeper.store", "sessionkeeper.session.live", "sessionkeeper.schema",
+             "filelock", "zlib_ng.zlib_ng", "ahocorasick_rs")
+"""What the relayed commands load: these modules and every module of ours in the packages among
+them, the shared index's aside (PostgreSQL's modules load with it); ~160 modules, ~30 MB. Not
+the other surfaces, the hooks, the frameworks, nor pydantic (a start validates nothing): a
+child imports whatever else it needs, as any process would."""
 _LOADED_WITH_USE = (".pg_", ".remote")
 _MAX_REQUEST = 1 << 24
 _FDS = 4  # stdin, stdout, stderr, working directory
@@ -70,7 +74,9 @@ def preload() -> int:
     """Import what the relayed commands load (`PRELOADED`); how many modules of ours are loaded."""
     for name in PRELOADED:
         module = importlib.import_module(name)
-        for found in pkgutil.walk_packages(getattr(module, "__path__", ()), f"{name}."):
+        ours = name.startswith("sessionkeeper.")
+        for found in pkgutil.walk_packages(getattr(module, "__path__", ()) if ours else (),
+                                           f"{name}."):
             if not any(part in found.name for part in _LOADED_WITH_USE):
                 importlib.import_module(found.name)
     return sum(name.startswith("sessionkeeper.") for name in sys.modules)
@@ -155,7 +161,8 @@ def _accept(listener: socket.socket, stamp: Stamp, lock: int) -> bool:
             _say("refused a malformed request")
             conn.sendall(frame(REFUSED, 1))
             return True
-        if {key: req.get(key) for key in ("python", "package", "interpreter")} != installation():
+        ours = installation()
+        if {key: req.get(key) for key in ours} != ours:
             _say(f"refused a request of another installation ({req.get('python')})")
             conn.sendall(frame(REFUSED, 2))
             return True

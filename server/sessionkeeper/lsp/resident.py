@@ -1,10 +1,10 @@
 """The resident reader the language server keeps for the command line (`cli.resident`).
 
-While an editor runs the server, `sessionkeeper list`, `show` and `--check-resume` of its store
-are answered by a child of this resident, without ~50 ms of imports (`cli.relay`). It starts
-`DELAY_S` after `initialized`, so its ~0.2 s of imports cost the editor's start-up nothing (not
-at a lower priority: its children answer the user). It reads its stdin from this process, so it
-stops when the server exits, however it exits (kill -9 included). Not started when
+While an editor runs the server, `sessionkeeper list`, `show`, `--check-resume` and `start` of
+its store are answered by a child of this resident, without ~50 ms of imports (`cli.relay`). It
+starts `DELAY_S` after `initialized`, so its ~0.2 s of imports cost the editor's start-up nothing
+(not at a lower priority: its children answer the user). It reads its stdin from this process,
+so it stops when the server exits, however it exits (kill -9 included). Not started when
 $SESSIONKEEPER_RESIDENT is 0, off Linux, or when the socket's path is too long for a Unix
 socket; it exits at once when another resident serves the store.
 """
