@@ -112,7 +112,8 @@ class Resident:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sessionkeeper.cli.resident", str(store / "run" / "cli.sock")],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.log.open("wb"),
-            env=child_env(SESSIONKEEPER_HOME=str(store), SESSIONKEEPER_RESIDENT="1"))
+            env=child_env(SESSIONKEEPER_HOME=str(store), SESSIONKEEPER_RESIDENT="1",
+                          SESSIONKEEPER_LOG="INFO"))  # each relayed command logged
         deadline = time.monotonic() + 60
         while "listening on" not in self.log.read_text():
             assert self.proc.poll() is None and time.monotonic() < deadline, self.log.read_text()

@@ -39,7 +39,7 @@ class Resident:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sessionkeeper.cli.resident", self.socket],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
-            env=self.env(True))
+            env=self.env(True, SESSIONKEEPER_LOG="INFO"))  # each relayed command logged
         self.wait_for("listening on")
 
     def env(self, relayed: bool, **extra: str) -> dict[str, str]:

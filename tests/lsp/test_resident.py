@@ -39,7 +39,7 @@ def _cli(store: Path, home: Path, *args: str, relayed: bool) -> subprocess.Compl
 
 def _serve(store: Path, home: Path, log: Path) -> subprocess.Popen[bytes]:
     """A server with the resident on (initialized), once its resident listens."""
-    env = {**server_env(store, home), "SESSIONKEEPER_RESIDENT": "1", "SESSIONKEEPER_LOG": "WARNING"}
+    env = {**server_env(store, home), "SESSIONKEEPER_RESIDENT": "1", "SESSIONKEEPER_LOG": "INFO"}
     proc = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "serve", "--stdio"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log.open("wb"),
                             env=env)

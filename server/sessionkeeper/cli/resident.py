@@ -47,6 +47,7 @@ them, the shared index's aside (PostgreSQL's modules load with it); ~160 modules
 the other surfaces, the hooks, the frameworks, nor pydantic (a start validates nothing): a
 child imports whatever else it needs, as any process would."""
 _LOADED_WITH_USE = (".pg_", ".remote")
+ENV_LOG = "SESSIONKEEPER_LOG"
 _MAX_REQUEST = 1 << 24
 _FDS = 4  # stdin, stdout, stderr, working directory
 
@@ -82,7 +83,11 @@ def preload() -> int:
     return sum(name.startswith("sessionkeeper.") for name in sys.modules)
 
 
-def _say(text: str) -> None:
+def _say(text: str, *, info: bool = False) -> None:
+    """One line on stderr (the language server's); `info`: only at $SESSIONKEEPER_LOG INFO or
+    DEBUG (each relayed command, the start), else always (refusals, stops)."""
+    if info and os.environ.get(ENV_LOG, "").strip().upper() not in ("INFO", "DEBUG"):
+        return
     sys.stderr.write(f"sessionkeeper resident: {text}\n")
     sys.stderr.flush()
 
@@ -127,7 +132,7 @@ def serve(path: str) -> int:
     made = os.stat(path).st_ino
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     signal.signal(signal.SIGTERM, lambda _s, _f: sys.exit(0))
-    _say(f"listening on {path} ({loaded} modules)")
+    _say(f"listening on {path} ({loaded} modules)", info=True)
     try:
         while True:
             ready, _, _ = select.select([listener.fileno(), 0], [], [])
@@ -172,7 +177,7 @@ def _accept(listener: socket.socket, stamp: Stamp, lock: int) -> bool:
             return False
         if os.fork() == 0:
             _child((listener.fileno(), lock), conn, req, fds)
-        _say(f"relayed {' '.join(req['args'])[:200]}")
+        _say(f"relayed {' '.join(req['args'])[:200]}", info=True)
         return True
     except OSError as exc:
         _say(f"a request failed: {exc}")
