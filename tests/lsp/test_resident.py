@@ -15,7 +15,7 @@ import pytest
 
 from tests.lsp._client import server_env
 from tests.lsp.conftest import make_workspace
-from tests.lsp.test_stdio import EXIT, frame, initialize, request, responses
+from tests.lsp.test_stdio import frame, initialize, responses, stopped
 
 WAIT_S = 60
 
@@ -76,13 +76,7 @@ def test_the_servers_resident_answers_the_cli_and_ends_with_a_polite_exit(
     log = tmp_path / "server.log"
     proc = _serve(store, tmp_path, log)
     _relayed_equals_in_process(store, tmp_path, workspace, log)
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(request(9, "shutdown"))
-    proc.stdin.flush()
-    assert sorted(responses(proc.stdout, 1)) == [9]
-    proc.stdin.write(EXIT)
-    proc.stdin.close()
-    assert proc.wait(timeout=WAIT_S) == 0
+    assert stopped(proc) == 0
     _wait(lambda: not (store / "run" / "cli.sock").exists(), log)
 
 
