@@ -167,24 +167,50 @@ def _copies(store: Path, repo: Path, count: int) -> None:
         (day / f"rollout-20261201T000000000Z-{sid}.jsonl").write_bytes(line + rest)
 
 
+def _stopped(pid: int) -> None:
+    """Wait until process `pid` is stopped (SIGSTOP delivered: its state in /proc is T)."""
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+
+
+def _rebuild_stopped_mid_write(store_dir: Path) -> subprocess.Popen[bytes]:
+    """`sessionkeeper reindex` in a real process, stopped (SIGSTOP) while its temporary index
+    exists: the rename that ends a build has not happened. A build that ends between our look
+    and the stop is run again (it never ends the test's run as a pass)."""
+    for _ in range(5):
+        for built in store_dir.glob("state.db*"):
+            built.unlink()
+        child = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "reindex"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 env={**os.environ, "SESSIONKEEPER_HOME": str(store_dir)})
+        deadline = time.monotonic() + 60
+        while not list(store_dir.glob(".state.db.rebuild-*")) and child.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.0002)
+        if child.poll() is None:
+            child.send_signal(signal.SIGSTOP)
+            _stopped(child.pid)
+            if list(store_dir.glob(".state.db.rebuild-*")):
+                return child
+            child.kill()
+        child.wait(timeout=60)
+    raise AssertionError("the rebuild ended before it could be stopped, 5 times")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_a_rebuild_interrupted_while_writing_leaves_no_temporary_index_behind(store_dir, repo,
                                                                              sig):
     """Fixture: 3,000 rollouts and no index; `sessionkeeper reindex` in a real process gets Ctrl-C
-    (SIGINT) or kill -9 while it writes the new index to its temporary file; then a listing."""
+    (SIGINT) or kill -9 while it writes the new index to its temporary file (it is stopped there
+    first, so the signal always lands mid-write); then a listing."""
     _copies(store_dir, repo, 3000)
-    (store_dir / "state.db").unlink()
-    child = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "reindex"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             env={**os.environ, "SESSIONKEEPER_HOME": str(store_dir)})
-    deadline = time.monotonic() + 60
-    while not list(store_dir.glob(".state.db.rebuild-*")):
-        assert child.poll() is None, "the rebuild ended before it could be interrupted"
-        assert time.monotonic() < deadline
-        time.sleep(0.0002)
+    child = _rebuild_stopped_mid_write(store_dir)
     child.send_signal(sig)
+    child.send_signal(signal.SIGCONT)
     child.wait(timeout=60)
-    assert child.returncode != 0, "the rebuild finished before the signal"
+    assert child.returncode != 0, "the rebuild finished after the signal"
     if sig == signal.SIGINT:  # the process itself cleans up
         assert not list(store_dir.glob(".state.db.rebuild-*")), "a temporary index was left"
     assert len(Keeper(store_dir).rows(limit=1000)) == 1000  # the next process builds it whole
