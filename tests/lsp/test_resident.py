@@ -15,7 +15,7 @@ import pytest
 
 from tests.lsp._client import server_env
 from tests.lsp.conftest import make_workspace
-from tests.lsp.test_stdio import frame, initialize, responses, stopped
+from tests.lsp.test_stdio import frame, initialize, request, responses, stopped
 
 WAIT_S = 60
 
@@ -37,8 +37,9 @@ def _cli(store: Path, home: Path, *args: str, relayed: bool) -> subprocess.Compl
                           text=True, timeout=60, env=env)
 
 
-def _serve(store: Path, home: Path, log: Path) -> subprocess.Popen[bytes]:
-    """A server with the resident on (initialized), once its resident listens."""
+def _serve(store: Path, home: Path, log: Path, *,
+           ready: str = "listening on") -> subprocess.Popen[bytes]:
+    """A server with the resident on (initialized), once its resident says `ready` (listens)."""
     env = {**server_env(store, home), "SESSIONKEEPER_RESIDENT": "1", "SESSIONKEEPER_LOG": "INFO"}
     proc = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "serve", "--stdio"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log.open("wb"),
@@ -49,7 +50,7 @@ def _serve(store: Path, home: Path, log: Path) -> subprocess.Popen[bytes]:
     assert sorted(responses(proc.stdout, 1)) == [1]
     proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
     proc.stdin.flush()
-    _wait(lambda: f"listening on {store}/run/cli.sock" in log.read_text(), log)
+    _wait(lambda: ready in log.read_text(), log)
     return proc
 
 
@@ -95,3 +96,33 @@ def test_a_killed_server_takes_its_resident_along(setup: tuple[Path, Path],
     again = _cli(store, tmp_path, "list", "--json", "--workspace", str(workspace), relayed=True)
     assert again.returncode == 0 and len(orjson.loads(again.stdout)) == 1
     assert log.read_text().count("resident: relayed") == 1
+
+
+def test_a_second_window_takes_the_resident_over_when_the_first_closes(
+        setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """Fixture: a store with one thread; two servers of it. The second's resident leaves the
+    store to the first's; once the first server is killed (and its resident gone), a listing of
+    the second starts a resident again, which answers the CLI."""
+    store, workspace = setup
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = _serve(store, tmp_path, first_log)
+    second = _serve(store, tmp_path, second_log, ready="another resident serves")
+    try:
+        first.kill()
+        first.wait(timeout=WAIT_S)
+        _wait(lambda: not (store / "run" / "cli.sock").exists(), first_log)
+        assert second.stdin is not None and second.stdout is not None
+        rid = 10
+        while "listening on" not in second_log.read_text():  # each listing may start it again
+            rid += 1
+            second.stdin.write(request(rid, "session/list", {}))
+            second.stdin.flush()
+            assert sorted(responses(second.stdout, 1)) == [rid]
+            time.sleep(0.5)
+            assert rid < 10 + WAIT_S * 2, second_log.read_text()
+        _relayed_equals_in_process(store, tmp_path, workspace, second_log)
+    finally:
+        for proc in (first, second):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=WAIT_S)

@@ -161,6 +161,8 @@ def _accept(listener: socket.socket, stamp: Stamp, lock: int) -> bool:
             _say(f"refused a peer of uid {uid}")
             return True
         conn.settimeout(5.0)
+        if not conn.recv(1, socket.MSG_PEEK):
+            return True  # a language server asking whether one answers (`lsp.resident`)
         req, fds = _request(conn)
         if req is None or len(fds) != _FDS:
             _say("refused a malformed request")

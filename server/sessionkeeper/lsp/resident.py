@@ -6,12 +6,15 @@ starts `DELAY_S` after `initialized`, so its ~0.2 s of imports cost the editor's
 (not at a lower priority: its children answer the user). It reads its stdin from this process,
 so it stops when the server exits, however it exits (kill -9 included). Not started when
 $SESSIONKEEPER_RESIDENT is 0, off Linux, or when the socket's path is too long for a Unix
-socket; it exits at once when another resident serves the store.
+socket; it exits at once when another resident serves the store. Once it ended, a listing
+starts it again when no resident answers at the socket (at most every `RETRY_S`): a second
+window takes over when the first one closes, and an upgrade is served by the new code.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import subprocess
 import sys
 
@@ -21,6 +24,9 @@ log = logging.getLogger("sessionkeeper.lsp")
 
 DELAY_S = 2.0
 """How long after `initialized` the resident is started."""
+RETRY_S = 5.0
+"""How soon after it started a listing may start it again, once it ended (another window's
+resident served the store, or the package changed: the new one runs the new code)."""
 
 
 def start(store: str | None) -> subprocess.Popen[bytes] | None:
@@ -37,6 +43,19 @@ def start(store: str | None) -> subprocess.Popen[bytes] | None:
         return None
     log.info("resident reader started (pid %d) on %s", proc.pid, path)
     return proc
+
+
+def answering(store: str | None) -> bool:
+    """True when a resident of `store` accepts a connection now."""
+    path = resident_socket(store or default_root())
+    if path is None:
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
 
 
 def stop(proc: subprocess.Popen[bytes] | None) -> None:

@@ -22,6 +22,7 @@ import dataclasses
 import logging
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -113,6 +114,7 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
         self._domain = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionkeeper-domain")
         self._closed = False
         self.resident: subprocess.Popen[bytes] | None = None  # the CLI's reader (`resident`)
+        self._resident_at = 0.0  # when it was last started (monotonic)
 
     # ---- the domain, on its worker thread ---------------------------------------------------
 
@@ -261,10 +263,20 @@ class SessionKeeperServer(KeeperHost, WorkspaceWatching, LanguageServer):
                 log.exception("could not close the current session")
         self._domain.shutdown(wait=False)
 
-    def start_resident(self) -> None:
-        """Start the command line's resident reader of this store (once; not once closing)."""
-        if self.resident is None and not self._closed:
-            self.resident = resident.start(self.store_path)
+    def start_resident(self, *, again: bool = False) -> None:
+        """Start the command line's resident reader of this store, unless ours runs or the server
+        is closing; `again`: only once ours ended and no other answers at the socket (another
+        window's served, then closed; or ours saw the package change), at most every
+        `resident.RETRY_S` (each listing asks this)."""
+        if self._closed or (self.resident is None and again) or (
+                self.resident is not None and self.resident.poll() is None):
+            return
+        now = time.monotonic()
+        if again and (now - self._resident_at < resident.RETRY_S
+                      or resident.answering(self.store_path)):
+            return
+        self._resident_at = now
+        self.resident = resident.start(self.store_path)
 
     def shutdown(self) -> None:
         """Close what we hold, then stop pygls."""

@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # a started server loads no session, schema or report types
 @rpc("session/list", ListParams)
 async def session_list(ls: Server, p: ListParams) -> ListResult:
     """This workspace's threads, newest first, one page."""
+    ls.start_resident(again=True)  # the CLI's resident, if another window's or an old one ended
     workspace = None if p.all_workspaces else (
         os.path.realpath(p.workspace) if p.workspace else ls.workspace_root)
     cursor = convert.decode_cursor(p.cursor)
