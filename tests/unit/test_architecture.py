@@ -17,7 +17,7 @@ the facade.
 Size: a module is split by role before it passes 400 lines. No module of the package is generated,
 so none is exempt: `lsp/protocol.py` is the hand-written source, and what is generated from it
 (`lsp/schema.py` writes the JSON Schema and PROTOCOL.md's tables; the extension's
-`protocol.gen.ts` is made from that schema) lies outside the package."""
+`protocol-gen/*.gen.ts` are made from that schema) lies outside the package."""
 
 from __future__ import annotations
 

@@ -14,7 +14,9 @@
 # ~/.codex and ~/.claude are never read. `codex` / `claude` on the integrated terminals' PATH
 # (terminal.integrated.env.linux) are stubs that log what they were asked to run, and where (the
 # real CLIs would open an interactive session against a model server that is gone by then).
-# SKIP_PACKAGE=1 reuses dist/session-keeper.vsix. KEEP_RUN_DIR=1 keeps the temp profile.
+# SKIP_PACKAGE=1 reuses dist/session-keeper.vsix (a developer's shortcut: under CI the extension is
+# always packaged from this checkout, so a stale package is never tested). KEEP_RUN_DIR=1 keeps the
+# temp profile.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +32,10 @@ log() { echo "[e2e] $*"; }
 # Idempotent, 0.4 s and one line when everything is present; installs what is missing.
 E2E_CACHE=$E2E_CACHE bash "$HERE/scripts/install-e2e-deps.sh"
 
+if [ -n "${CI:-}" ] && [ "${SKIP_PACKAGE:-0}" = 1 ]; then
+  log "SKIP_PACKAGE=1 ignored under CI: packaging this checkout"
+  SKIP_PACKAGE=0
+fi
 if [ "${SKIP_PACKAGE:-0}" != 1 ] || [ ! -f "$VSIX" ]; then
   log "packaging"
   PKG_LOG=$(mktemp /tmp/sk-e2e-package.XXXXXX.log)

@@ -3,7 +3,7 @@
 # Exits non-zero on any failure and ends with "N passed, M failed" (unit + e2e checks).
 # The e2e runs against the real `python -m sessionkeeper serve` (store seeded with the real CLI).
 # SKIP_E2E=1 skips the e2e (e.g. on a machine without apt access); the skip is announced and
-# counted as one failure, so it is never mistaken for a full pass. An e2e run that prints no
+# counted as one failure, so it is never mistaken for a full pass (under CI it is refused outright). An e2e run that prints no
 # "e2e: N passed, M failed" line, or passes zero checks, counts as a failure.
 set -uo pipefail
 
@@ -23,7 +23,7 @@ if ! npm ci --no-audit --no-fund > "$TMP/ci.log" 2>&1; then
 fi
 tail -1 "$TMP/ci.log"
 
-step "protocol types (src/protocol.gen.ts from protocol/schema.json)"
+step "protocol types (src/protocol-gen/ from protocol/schema.json)"
 if ! node scripts/gen-protocol.mjs --check; then
   echo "stale protocol types"; failed=$((failed + 1)); echo "$passed passed, $failed failed"; exit 1
 fi
@@ -48,7 +48,11 @@ passed=$((passed + up)); failed=$((failed + uf))
 echo "unit: $up passed, $uf failed"
 
 summary=()
-if [ "${SKIP_E2E:-0}" = 1 ]; then
+if [ "${SKIP_E2E:-0}" = 1 ] && [ -n "${CI:-}" ]; then
+  step "SKIP_E2E=1 refused under CI: a skipped e2e is a test that did not run"
+  summary+=("e2e: refused SKIP_E2E=1 under CI, counted as 1 failed")
+  failed=$((failed + 1)); rc=1
+elif [ "${SKIP_E2E:-0}" = 1 ]; then
   step "e2e SKIPPED (SKIP_E2E=1): this is not a full run"
   summary+=("e2e: SKIPPED (SKIP_E2E=1), counted as 1 failed")
   failed=$((failed + 1)); rc=1

@@ -1,12 +1,17 @@
 /**
  * The Session Keeper LSP protocol as the extension uses it. Every wire shape is generated from the
- * server's handlers (`protocol.gen.ts`, from protocol/schema.json); this module adds only what
- * cannot be generated: the typed request function and the notification names.
+ * server's handlers (`protocol-gen/*.gen.ts`, from protocol/schema.json, one file per role); this
+ * module re-exports them all and adds only what cannot be generated: the typed request function
+ * and the notification names.
  */
 
-import type { Notifications, Requests } from './protocol.gen';
+import type { Notifications, Requests } from './protocol-gen/methods.gen';
 
-export * from './protocol.gen';
+export * from './protocol-gen/content.gen';
+export * from './protocol-gen/methods.gen';
+export * from './protocol-gen/params.gen';
+export * from './protocol-gen/report.gen';
+export * from './protocol-gen/sessions.gen';
 
 export type AllRequests = Requests;
 export type RequestMethod = keyof Requests;
