@@ -3,7 +3,7 @@
     python tests/benchmarks/bench_agent_index.py [--small] [--sessions N] [--native N] [--reps N]
 
 A synthetic Claude projects directory (bench_agents.generate: default 2,000 sessions, ~1 GB) and
-a store of 10,000 native threads (bench_store.make_store) are generated first. Then:
+a store of 10,000 native threads (rollouts.make_store) are generated first. Then:
   a  first import INTO THE INDEX (Keeper.import_agents: stat, read, translate, redact, rows and
      checkpoints written to state.db), in a fresh child process per repetition on an empty
      store, vs the raw orjson line-by-line parse of bench_agents (same child setup); wall and CPU
@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "server"))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from tests.benchmarks import bench_agents, bench_store  # noqa: E402
+from tests.benchmarks import bench_agents, rollouts  # noqa: E402
 
 perf = time.perf_counter
 
@@ -127,7 +127,7 @@ def main() -> int:
         root = work / "claude"
         t = perf()
         size = bench_agents.generate(root, sessions)
-        bench_store.make_store(work / "native", native)
+        rollouts.make_store(work / "native", native)
         Keeper(work / "native").reindex()
         print(f"generated {size['files']} transcripts ({size['lines']} lines, "
               f"{size['bytes'] / 1e9:.2f} GB) and {native} native threads in {perf() - t:.0f} s",

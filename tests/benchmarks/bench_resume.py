@@ -40,7 +40,7 @@ from _bench import (  # noqa: E402
     sessionkeeper,
     spread,
 )
-from bench_store import WORDS  # noqa: E402
+from rollouts import WORDS  # noqa: E402
 
 from sessionkeeper.api import Keeper  # noqa: E402
 

@@ -50,7 +50,7 @@ from _bench import (  # noqa: E402
     sessionkeeper,
     spread,
 )
-from bench_store import make_store  # noqa: E402
+from rollouts import make_store  # noqa: E402
 
 from sessionkeeper.api import Keeper  # noqa: E402
 from sessionkeeper.store import tree  # noqa: E402
