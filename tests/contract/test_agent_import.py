@@ -10,23 +10,19 @@ import pytest
 
 from sessionkeeper.agents.importer import AgentSources
 from sessionkeeper.api import Keeper
-from sessionkeeper.errors import AgentLogUnreadable, InvalidId
+from sessionkeeper.errors import InvalidId
 from sessionkeeper.redact import redact_text
 from sessionkeeper.store.index import ListQuery
-from tests.conftest import git, init_repo
+from tests.contract._agent_homes import append_title, keeper_of
 from tests.unit._agents import AGENT_FIXTURES, codex_home, generator, tree_digest
 
 GEN = generator()
 
 
-def _keeper(store: Path, **roots: Path) -> Keeper:
-    return Keeper(store, agents=AgentSources(agents=tuple(roots),
-                                             roots={k: (str(v),) for k, v in roots.items()}))
-
 
 def test_nothing_is_imported_until_threads_are_listed(store_dir: Path) -> None:
     """Fixture: the Codex `intact` fixture home; a Keeper made, then listed."""
-    keeper = _keeper(store_dir, codex=AGENT_FIXTURES / "codex" / "intact")
+    keeper = keeper_of(store_dir, codex=AGENT_FIXTURES / "codex" / "intact")
     assert not (store_dir / "state.db").exists()
     assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
     assert Keeper(store_dir).rows() == []  # a Keeper without agent sources shows none of them
@@ -34,7 +30,7 @@ def test_nothing_is_imported_until_threads_are_listed(store_dir: Path) -> None:
 
 def test_a_subagent_transcript_is_a_session_of_its_parents_thread(store_dir: Path) -> None:
     """Fixture: the Claude `subagent` home (a Task call with its sub-agent transcript)."""
-    keeper = _keeper(store_dir, claude=AGENT_FIXTURES / "claude" / "subagent")
+    keeper = keeper_of(store_dir, claude=AGENT_FIXTURES / "claude" / "subagent")
     [thread] = keeper.rows()
     assert (thread.thread_id, thread.session_count, thread.agent) == (GEN.CLAUDE_SESSION, 2,
                                                                       "claude")
@@ -49,16 +45,16 @@ def test_a_second_listing_reads_only_what_was_appended(store_dir: Path, repo: Pa
                                                        tmp_path: Path) -> None:
     """Fixture: `repo` and a Codex home with one thread in it; a line appended between listings."""
     home = codex_home(repo, tmp_path / "codexhome")
-    keeper = _keeper(store_dir, codex=home)
+    keeper = keeper_of(store_dir, codex=home)
     first = keeper.import_agents(force=True)
     assert first is not None and (first.read, first.threads) == (1, 1)
-    again = _keeper(store_dir, codex=home).import_agents()
+    again = keeper_of(store_dir, codex=home).import_agents()
     assert again is not None and (again.unchanged, again.read, again.appended) == (1, 0, 0)
     [rollout] = list(home.glob("sessions/**/*.jsonl"))
     with open(rollout, "ab") as handle:
         handle.write(GEN.dump([GEN.cx(40, "event_msg", {"type": "thread_name_updated",
                                                         "thread_name": "later"})]))
-    grown = _keeper(store_dir, codex=home).import_agents()
+    grown = keeper_of(store_dir, codex=home).import_agents()
     assert grown is not None and (grown.appended, grown.read) == (1, 0)
     assert [r.title for r in Keeper(store_dir).store.list_threads(ListQuery())] == ["later"]
 
@@ -70,7 +66,7 @@ def test_one_unreadable_file_never_hides_the_others(store_dir: Path, tmp_path: P
     day = next(home.glob("sessions/*/*/*"))
     (day / "rollout-2026-11-28T10-00-00-019a7c00-0000-7000-8000-000000000000.jsonl").write_bytes(
         b"\0" * 5000)
-    keeper = _keeper(store_dir, codex=home)
+    keeper = keeper_of(store_dir, codex=home)
     assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
     counts = keeper.import_agents(force=True)
     assert counts is not None and counts.unchanged == 2
@@ -81,14 +77,14 @@ def test_files_that_are_gone_or_under_roots_no_longer_read_leave_the_index(store
     """Fixture: two Codex homes; listed from the first, then pointed at the second."""
     first = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "one"))
     second = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "archived", tmp_path / "two"))
-    assert [r.thread_id for r in _keeper(store_dir, codex=first).rows()] == [GEN.CODEX_THREAD]
-    elsewhere = {r.thread_id for r in _keeper(store_dir, codex=second).rows(include_archived=True)}
+    assert [r.thread_id for r in keeper_of(store_dir, codex=first).rows()] == [GEN.CODEX_THREAD]
+    elsewhere = {r.thread_id for r in keeper_of(store_dir, codex=second).rows(include_archived=True)}
     assert GEN.CODEX_THREAD in elsewhere and len(elsewhere) == 2
     index = Keeper(store_dir).store.index()
     assert {f.root for f in index.agent_files()} == {str(second)}
     for path in second.rglob("*.jsonl*"):
         path.unlink()
-    assert _keeper(store_dir, codex=second).rows(include_archived=True) == []
+    assert keeper_of(store_dir, codex=second).rows(include_archived=True) == []
     assert Keeper(store_dir).store.index().agent_files() == []
 
 
@@ -110,7 +106,7 @@ def test_a_read_only_store_imports_in_memory_and_the_agent_home_is_never_written
 def test_resuming_an_agent_thread_through_the_api_never_writes_a_session_of_ours(
         store_dir: Path, repo: Path, tmp_path: Path) -> None:
     """Fixture: `repo` and a Codex home with one thread created in it."""
-    keeper = _keeper(store_dir, codex=codex_home(repo, tmp_path / "codexhome"))
+    keeper = keeper_of(store_dir, codex=codex_home(repo, tmp_path / "codexhome"))
     report, session = keeper.resume(GEN.CODEX_THREAD, workspace=str(repo))
     assert (report.verdict, report.agent, session) == ("ok", "codex", None)
     _, command = keeper.resume_agent(GEN.CODEX_THREAD, workspace=str(repo))
@@ -126,22 +122,16 @@ def test_unknown_agent_names_are_refused_with_a_typed_error() -> None:
         AgentSources(roots={"cursor": ("/x",)})
 
 
-def _append_title(root: Path, title: str) -> None:
-    [transcript] = list(root.glob("projects/*/*.jsonl"))
-    with open(transcript, "ab") as handle:
-        handle.write(orjson.dumps({"type": "custom-title", "customTitle": title,
-                                   "sessionId": GEN.CLAUDE_SESSION}) + b"\n")
-
 
 def test_an_imported_row_shows_the_todo_list_and_keeps_it_across_appends(store_dir: Path,
                                                                           tmp_path: Path) -> None:
     """Fixture: the Claude `intact` home copied (a TodoWrite list, 1 of 3 done); a title line
     appended between listings."""
     home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
-    keeper = _keeper(store_dir, claude=home)
+    keeper = keeper_of(store_dir, claude=home)
     [row] = keeper.rows()
     assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
-    _append_title(home, "renamed")
+    append_title(home, "renamed")
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read) == (1, 0)
     [row] = Keeper(store_dir).store.list_threads(ListQuery())
@@ -156,13 +146,13 @@ def test_a_root_whose_path_looks_like_a_credential_is_still_read_on_from_its_che
     folder = "sk-bench-agent-index-q9ETG5PSxa81KdPz2mQw"
     assert redact_text(folder) != folder  # the premise: the path itself redacts
     home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / folder / "claude"))
-    keeper = _keeper(store_dir, claude=home)
+    keeper = keeper_of(store_dir, claude=home)
     assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
     [stored] = keeper.store.index().agent_files(agent="claude", checkpoints=True)
     assert stored.path.startswith(str(home))  # the row keeps the path as it is
     assert stored.checkpoint is not None and folder not in stored.checkpoint
     assert "REDACTED" not in stored.checkpoint  # nothing in the text looks secret
-    _append_title(home, "renamed")
+    append_title(home, "renamed")
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read) == (1, 0)
     assert [r.title for r in Keeper(store_dir).store.list_threads(ListQuery())] == ["renamed"]
@@ -174,9 +164,9 @@ def test_a_claude_transcript_is_read_on_from_its_checkpoint_when_codex_is_import
     agent); a title line appended to the Claude transcript between listings."""
     claude = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
     codex = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "intact", tmp_path / "codex"))
-    keeper = _keeper(store_dir, claude=claude, codex=codex)
+    keeper = keeper_of(store_dir, claude=claude, codex=codex)
     assert {r.agent for r in keeper.rows()} == {"claude", "codex"}
-    _append_title(claude, "renamed")
+    append_title(claude, "renamed")
     counts = keeper.import_agents(force=True)
     assert counts is not None and (counts.appended, counts.read, counts.unchanged) == (1, 0, 1)
     assert "renamed" in {r.title for r in Keeper(store_dir).store.list_threads(ListQuery())}
@@ -194,7 +184,7 @@ def test_a_transcript_whose_row_cannot_be_stored_never_hides_the_others(store_di
     crafted["message"]["usage"].update(input_tokens=big, cache_read_input_tokens=big)
     [project] = list(home.glob("projects/*"))
     (project / f"{other}.jsonl").write_bytes(GEN.dump([t.user(1, 1, None, "hi"), crafted]))
-    keeper = _keeper(store_dir, claude=home)
+    keeper = keeper_of(store_dir, claude=home)
     assert GEN.CLAUDE_SESSION in {r.thread_id for r in keeper.rows()}
 
 
@@ -209,7 +199,7 @@ def test_a_codex_header_with_fields_of_the_wrong_type_is_listed_and_checked(stor
                                git={"branch": {"name": "main"}, "commit_hash": ["1" * 40]})
     day = next(home.glob("sessions/*/*/*"))
     (day / f"rollout-2026-11-28T10-00-00-{other}.jsonl").write_bytes(GEN.dump(lines[:1]))
-    keeper = _keeper(store_dir, codex=home)
+    keeper = keeper_of(store_dir, codex=home)
     rows = {r.thread_id: r for r in keeper.rows()}
     assert set(rows) == {GEN.CODEX_THREAD, other}
     assert (rows[other].cwd, rows[other].branch) == (None, None)
@@ -238,53 +228,13 @@ def test_token_counts_beyond_any_model_call_are_no_count_and_the_session_is_list
     codex = tmp_path / "codex" / GEN.CODEX_DAY
     codex.mkdir(parents=True)
     (codex / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
-    keeper = _keeper(store_dir, claude=tmp_path / "claude", codex=tmp_path / "codex")
+    keeper = keeper_of(store_dir, claude=tmp_path / "claude", codex=tmp_path / "codex")
     assert {r.thread_id for r in keeper.rows()} == {session, GEN.CODEX_THREAD}
     for thread in (session, GEN.CODEX_THREAD):
         report = keeper.check_resume(thread, workspace=str(tmp_path))
         orjson.dumps(report.to_json())  # every number in the report fits in 64 bits
     claude_cost = keeper.check_resume(session, workspace=str(tmp_path)).to_json()
     assert "18446744073709551615" not in orjson.dumps(claude_cost).decode()
-
-
-def test_a_codex_thread_whose_folder_now_holds_another_repository_is_blocked(
-        store_dir: Path, tmp_path: Path) -> None:
-    """Fixture: a Codex rollout created in a real repository (origin A, its HEAD and branch in
-    session_meta.git); the folder then replaced by another repository (origin B) on the same
-    branch before Session Keeper first imported it."""
-    work = tmp_path / "proj"
-    init_repo(work, {"a.py": "a = 1\n"})
-    git(work, "remote", "add", "origin", "https://example.invalid/org/a.git")
-    head = git(work, "rev-parse", "HEAD").strip()
-    lines = GEN.codex_lines(str(work))
-    lines[0]["payload"]["git"] = {"commit_hash": head, "branch": "main",
-                                  "repository_url": "https://example.invalid/org/a.git"}
-    day = tmp_path / "codex" / GEN.CODEX_DAY
-    day.mkdir(parents=True)
-    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
-    shutil.rmtree(work)
-    init_repo(work, {"b.py": "b = 2\n"}, message="another project")
-    git(work, "remote", "add", "origin", "https://example.invalid/org/b.git")
-    keeper = _keeper(store_dir, codex=tmp_path / "codex")
-    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
-    report = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(work))
-    assert report.verdict == "blocked"
-    assert [d.kind for d in report.differences] == ["other_repository"]
-
-
-def test_checking_a_thread_whose_zstd_rollout_got_damaged_is_a_typed_error(store_dir: Path,
-                                                                           tmp_path: Path) -> None:
-    """Fixture: the Codex `zst` home copied and listed; its `.jsonl.zst` then overwritten with
-    bytes zstd cannot decode (a plain text line)."""
-    home = Path(shutil.copytree(AGENT_FIXTURES / "codex" / "zst", tmp_path / "codex"))
-    keeper = _keeper(store_dir, codex=home)
-    assert [r.thread_id for r in keeper.rows()] == [GEN.CODEX_THREAD]
-    [rollout] = list(home.rglob("*.jsonl.zst"))
-    rollout.write_bytes(b"not zstd\n")
-    with pytest.raises(AgentLogUnreadable, match="not a readable zstd stream"):
-        keeper.check_resume(GEN.CODEX_THREAD, workspace=str(tmp_path))
-    counts = keeper.import_agents(force=True)
-    assert counts is not None and counts.unreadable == 1
 
 
 def test_a_file_another_process_imported_meanwhile_keeps_its_row_s_todo_list(
@@ -298,10 +248,10 @@ def test_a_file_another_process_imported_meanwhile_keeps_its_row_s_todo_list(
     from sessionkeeper.agents.claude import ClaudeAgent
 
     home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
-    keeper = _keeper(store_dir, claude=home)
+    keeper = keeper_of(store_dir, claude=home)
     [row] = keeper.rows()
     assert row.summary is not None and row.summary["todos"] == {"done": 1, "total": 3}
-    _append_title(home, "renamed")
+    append_title(home, "renamed")
     other = ("from sessionkeeper.api import Keeper\n"
              "from sessionkeeper.agents.importer import AgentSources\n"
              f"Keeper({str(store_dir)!r}, agents=AgentSources(agents=('claude',), "
@@ -328,111 +278,20 @@ def test_a_change_seen_by_the_roots_watcher_during_an_import_is_imported_next(
     from sessionkeeper.agents.claude import ClaudeAgent
 
     home = Path(shutil.copytree(AGENT_FIXTURES / "claude" / "intact", tmp_path / "claude"))
-    keeper = _keeper(store_dir, claude=home)
+    keeper = keeper_of(store_dir, claude=home)
     keeper.watching_agents = True
     keeper.rows()
-    _append_title(home, "first")
+    append_title(home, "first")
     keeper.agents_changed()
     reads = ClaudeAgent.read
 
     def read_then_another_write(self: ClaudeAgent, *args: object, **kwargs: object) -> object:
         found = reads(self, *args, **kwargs)  # type: ignore[arg-type]
         monkeypatch.setattr(ClaudeAgent, "read", reads)
-        _append_title(home, "second")
+        append_title(home, "second")
         keeper.agents_changed()  # the watcher thread saw the write
         return found
 
     monkeypatch.setattr(ClaudeAgent, "read", read_then_another_write)
     assert [r.title for r in keeper.rows()] == ["first"]
     assert [r.title for r in keeper.rows()] == ["second"]
-
-
-def _claude_session_outside_git(tmp_path: Path) -> Path:
-    """A plain folder `scratch` (no repository) and, under `tmp_path/claude`, a Claude transcript
-    of a session run there whose lines say gitBranch "HEAD" (as Claude Code 2.1.332 writes)."""
-    plain = tmp_path / "scratch"
-    plain.mkdir()
-    transcript = GEN.Transcript(cwd=str(plain), branch="HEAD")
-    project = tmp_path / "claude" / "projects" / "-scratch"
-    project.mkdir(parents=True)
-    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
-    return plain
-
-
-def test_a_claude_session_outside_git_checked_in_place_is_ok(store_dir: Path,
-                                                             tmp_path: Path) -> None:
-    """Fixture: a plain folder (no repository) and a Claude transcript of a session run there,
-    its lines saying gitBranch "HEAD" (what Claude Code 2.1.332 writes outside git); then a
-    repository is made in that folder."""
-    plain = _claude_session_outside_git(tmp_path)
-    keeper = _keeper(store_dir, claude=tmp_path / "claude")
-    assert [r.thread_id for r in keeper.rows()] == [GEN.CLAUDE_SESSION]
-    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
-    assert (report.verdict, report.differences) == ("ok", [])
-    git(plain, "init", "-q", "-b", "main")
-    (plain / "a.py").write_text("a\n")
-    git(plain, "add", ".")
-    git(plain, "commit", "-qm", "first")
-    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(plain))
-    assert report.verdict == "blocked"
-    assert [d.detail for d in report.differences] == ["recorded outside git"]
-
-
-def test_a_claude_session_on_a_detached_head_checked_in_place_is_ok(store_dir: Path,
-                                                                    tmp_path: Path) -> None:
-    """Fixture: a real repository with its HEAD detached and a Claude transcript of a session
-    run there (gitBranch "HEAD")."""
-    work = init_repo(tmp_path / "work", {"a.py": "a\n"})
-    git(work, "checkout", "-q", "--detach")
-    transcript = GEN.Transcript(cwd=str(work), branch="HEAD")
-    project = tmp_path / "claude" / "projects" / "-work"
-    project.mkdir(parents=True)
-    (project / f"{GEN.CLAUDE_SESSION}.jsonl").write_bytes(GEN.dump(GEN.claude_lines(transcript)))
-    keeper = _keeper(store_dir, claude=tmp_path / "claude")
-    report = keeper.check_resume(GEN.CLAUDE_SESSION, workspace=str(work))
-    assert (report.verdict, report.differences) == ("ok", [])
-
-
-def test_a_codex_thread_resumed_in_another_repository_keeps_the_creation_baseline_apart(
-        store_dir: Path, tmp_path: Path) -> None:
-    """Fixture: a Codex rollout created in a real repository A (its HEAD and branch in
-    session_meta.git), whose later turn_context ran in another real repository B (a resume
-    there; Codex never updates the git block)."""
-    first = init_repo(tmp_path / "a", {"a.py": "a\n"})
-    second = init_repo(tmp_path / "b", {"b.py": "b\n"}, message="another project")
-    lines = GEN.codex_lines(str(first))
-    lines[0]["payload"]["git"] = {"commit_hash": git(first, "rev-parse", "HEAD").strip(),
-                                  "branch": "main"}
-    lines.append(GEN.cx(50, "turn_context", {"cwd": str(second), "model": "gpt-5",
-                                             "approval_policy": "never",
-                                             "sandbox_policy": {"type": "danger-full-access"}}))
-    day = tmp_path / "codex" / GEN.CODEX_DAY
-    day.mkdir(parents=True)
-    (day / GEN.CODEX_NAME).write_bytes(GEN.dump(lines))
-    keeper = _keeper(store_dir, codex=tmp_path / "codex")
-    assert [r.cwd for r in keeper.rows()] == [str(second)]
-    there = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(second))
-    assert (there.verdict, [d.kind for d in there.differences]) == ("blocked", ["other_repository"])
-    back = keeper.check_resume(GEN.CODEX_THREAD, workspace=str(first))
-    assert back.verdict == "drift"
-    assert all(d.kind != "other_repository" for d in back.differences)
-    assert str(second) not in str(there.to_json()["differences"][0]["recorded"])
-
-
-def test_a_repository_made_in_a_session_s_folder_is_remembered_once_the_session_goes_on(
-        store_dir: Path, tmp_path: Path) -> None:
-    """Fixture: a Claude transcript of a session in a plain folder (gitBranch "HEAD"), listed;
-    then `git init` and a commit there, and the session goes on (a title appended)."""
-    plain = _claude_session_outside_git(tmp_path)
-    keeper = _keeper(store_dir, claude=tmp_path / "claude")
-    [row] = keeper.rows()
-    assert row.summary is not None and row.summary["identity"]["outside_git"] is True
-    git(plain, "init", "-q", "-b", "main")
-    (plain / "a.py").write_text("a\n")
-    git(plain, "add", ".")
-    git(plain, "commit", "-qm", "first")
-    _append_title(tmp_path / "claude", "went on")
-    keeper.import_agents(force=True)
-    [row] = keeper.rows()
-    assert row.summary is not None and row.summary["identity"]["root_commits"] == [
-        git(plain, "rev-parse", "HEAD").strip()]
