@@ -8,6 +8,7 @@ repetition (the order flips each time), so machine noise falls on both alike.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import statistics
 import subprocess
@@ -88,12 +89,16 @@ def sessionkeeper() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "sessionkeeper"]
 
 
-def alternate(reps: int, cases: dict[str, Callable[[], Any]]) -> dict[str, list[Any]]:
-    """Run each case once per repetition, flipping the order every repetition."""
+def alternate(reps: int, cases: dict[str, Callable[[], Any]], *,
+              collect: bool = False) -> dict[str, list[Any]]:
+    """Run each case once per repetition, flipping the order every repetition (`collect`: a full
+    garbage collection before each run, so none lands inside another case's timing)."""
     names = list(cases)
     out: dict[str, list[Any]] = {n: [] for n in names}
     for r in range(reps):
         for name in (names if r % 2 == 0 else names[::-1]):
+            if collect:
+                gc.collect()
             out[name].append(cases[name]())
     return out
 

@@ -23,7 +23,6 @@ dependency), its line scan of the same bodies is shown too, for scale.
 from __future__ import annotations
 
 import argparse
-import gc
 import hashlib
 import json
 import random
@@ -42,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 from sessionkeeper.redact import redact_json  # noqa: E402
+from tests.benchmarks._bench import alternate  # noqa: E402
+from tests.benchmarks.rollouts import message_bodies  # noqa: E402
 from tests.faults.canaries import CANARIES  # noqa: E402
 
 # ---- the wave-1 implementation, verbatim: the baseline ------------------------------------------
@@ -159,22 +160,6 @@ def clean_bodies(n: int, seed: int = 7) -> list[bytes]:
     return out
 
 
-def plain_bodies(n: int, seed: int = 1) -> list[bytes]:
-    """n messages of about 500 bytes of plain words (as bench_store.message_bodies makes them)."""
-    rng = random.Random(seed)
-    words = WORDS[:24]
-    out = []
-    for i in range(n):
-        text, length = [], 0
-        while length < 440:
-            word = rng.choice(words)
-            text.append(word)
-            length += len(word) + 1
-        out.append(orjson.dumps({"type": "message", "role": ("user", "assistant")[i % 2],
-                                 "text": f"{i} " + " ".join(text)}))
-    return out
-
-
 def secret_bodies(clean: list[bytes]) -> list[bytes]:
     """The clean bodies with a credential planted in one message of ten."""
     out = []
@@ -187,17 +172,6 @@ def secret_bodies(clean: list[bytes]) -> list[bytes]:
 
 
 # ---- timing -------------------------------------------------------------------------------------
-def alternate(reps: int, cases: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
-    """Run each case once per repetition, flipping the order every repetition; seconds per run."""
-    names = list(cases)
-    out: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(reps):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            gc.collect()
-            out[name].append(cases[name]())
-    return out
-
-
 def over(fn: Callable[[bytes], Any], bodies: list[bytes]) -> Callable[[], float]:
     def run() -> float:
         t0 = time.perf_counter()
@@ -269,7 +243,7 @@ def main() -> int:
           f"alternating; wave 1 misses {missed}/{len(CANARIES)} canary shapes, now 0 "
           f"(tests/faults/test_secret_canaries.py)")
     res: dict[str, Any] = {"n": n, "mean_body_bytes": nbytes / n, "reps": reps}
-    plain = plain_bodies(n)
+    plain = message_bodies(n)
     cases: dict[str, dict[str, Callable[[], float]]] = {
         "plain": {"now": over(redact_json, plain), "wave 1": over(wave1_redact_json, plain)},
         "clean": {"now": over(redact_json, clean), "wave 1": over(wave1_redact_json, clean)},
@@ -280,7 +254,7 @@ def main() -> int:
     if scan is not None:
         cases["clean"]["detect-secrets"] = scan
     for case, subjects in cases.items():
-        times = alternate(reps, subjects)
+        times = alternate(reps, subjects, collect=True)
         per = {k: statistics.median(v) / (len(sample) if k == "detect-secrets" else n) * 1e6
                for k, v in times.items()}
         res[case] = per
@@ -292,7 +266,7 @@ def main() -> int:
               f"now is {ratio:.2f}x as fast{extra}")
     for corpus, bodies in (("plain", plain), ("clean", clean)):
         rec = alternate(max(3, reps // 2), {k: record_path(bodies, k)
-                                            for k in ("now", "wave 1", "off")})
+                                            for k in ("now", "wave 1", "off")}, collect=True)
         per = {k: statistics.median(v) / n * 1e6 for k, v in rec.items()}
         shares = {k: (per[k] - per["off"]) / per[k] for k in ("now", "wave 1")}
         res[f"record {corpus}"] = {"us_per_event": per, "redaction_share": shares}

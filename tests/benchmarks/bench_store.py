@@ -280,8 +280,7 @@ def main() -> int:
                     for r in rows]
     print()
     print_table(rows)
-    misses = [r[0] for r in rows if r[5] == "MISS"]
-    print(f"\n{len(misses)} target(s) missed; total {res['total_s']:.0f} s; "
+    print(f"total {res['total_s']:.0f} s; "
           f"loadavg end {res['machine'].get('loadavg_end')}")
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2, default=str))

@@ -17,23 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from _bench import alternate as _alternate
+from _bench import print_table  # noqa: F401 - the table bench_store prints
 
 perf = time.perf_counter
 
 
+def alternate(reps: int, cases: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+    """`_bench.alternate` with a collection before each run; seconds per run."""
+    return _alternate(reps, cases, collect=True)
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
-
-
-def alternate(reps: int, cases: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
-    """Run each case once per repetition, flipping the order every repetition; seconds per run."""
-    names = list(cases)
-    out: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(reps):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            gc.collect()
-            out[name].append(cases[name]())
-    return out
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -164,12 +160,3 @@ def rows_of(res: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
                  f"{d['peak_bytes']['large'] / d['peak_bytes']['small']:.2f}x", "(info)", "-"))
     return rows
 
-
-def print_table(rows: list[tuple[str, ...]]) -> None:
-    head = ("case", "subject", "raw baseline", "ratio", "target", "")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    line = "  ".join(f"{{:<{w}}}" for w in widths)
-    print(line.format(*head))
-    print(line.format(*("-" * w for w in widths)))
-    for r in rows:
-        print(line.format(*r))
