@@ -137,7 +137,7 @@ def start_thread(args: argparse.Namespace) -> int:
     from ..recovery import queries
 
     queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS, queries.REMOTE,
-                       queries.CHANGED)  # git answers while the Keeper's modules load
+                       *queries.CHANGED)  # git answers while the Keeper's modules load
     session = keeper(args).start(args.workspace, title=args.title, model=args.model,
                                  permissions={"approval_mode": args.approval_mode,
                                               "sandbox_policy": args.sandbox_policy,

@@ -71,9 +71,9 @@ def _look_ahead(hook: HookInput) -> None:
     from ..recovery import queries
 
     if hook.event == "SessionStart" and hook.source == "startup":
-        queries.look_ahead(hook.cwd, queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED)
+        queries.look_ahead(hook.cwd, queries.HEAD, queries.ROOTS, queries.REMOTE, *queries.CHANGED)
     elif hook.event.startswith("PostToolUse") and hook.tool_name in SHELL_TOOLS:
-        queries.look_ahead(hook.cwd, queries.CHANGED)
+        queries.look_ahead(hook.cwd, *queries.CHANGED)
 
 
 def _stdin() -> bytes:

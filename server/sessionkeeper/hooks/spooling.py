@@ -43,11 +43,11 @@ def spool_call(hook: HookInput, store: str | None, *, policy: object,
     workspace = os.path.realpath(hook.cwd) if os.path.isdir(hook.cwd) else None
     shell = hook.tool_name in SHELL_TOOLS and hook.event != "PreToolUse" and workspace is not None
     root = os.path.join(store or default_root(), "journals", hook.agent)
-    git_runs = {}
     if shell:
         from .spawn import git
 
-        git_runs = {"changed": git(hook.cwd, *CHANGED), "head": git(hook.cwd, *HEAD)}
+        changing = [git(hook.cwd, *args) for args in CHANGED]  # side by side, with HEAD's
+        head_run = git(hook.cwd, *HEAD)
     files: dict[str, object] = {}
     keep: list[tuple[str, bytes]] = []
     named = named_paths(hook.tool_name, hook.tool_input, cwd=hook.cwd,
@@ -57,13 +57,15 @@ def spool_call(hook: HookInput, store: str | None, *, policy: object,
                                "call": hook.tool_use_id, "tool": hook.tool_name, "cwd": hook.cwd,
                                "named": seen}
     if shell and workspace is not None:
-        code, out = git_runs["changed"].result()
+        parts = [run.result() for run in changing]
+        code = next((c for c, _ in parts if c != 0), 0)
+        out = b"".join(o for _, o in parts) if code == 0 else b""  # as one ls-files of both
         listed = [p.decode("utf-8") for p in dict.fromkeys(out.split(b"\0")) if p and _utf8(p)]
         known = inside(spool.known_paths(root, hook.session_id), cwd=workspace, workspace=workspace)
         extra = [*listed, *known]
         _look(workspace, [p for p in dict.fromkeys(extra) if p not in files][:_MAX_CAPTURED],
               files, keep, skip=os.path.realpath(store or default_root()))
-        head_code, head = git_runs["head"].result()
+        head_code, head = head_run.result()
         line["git"] = {"changed": listed if code == 0 else [],
                        "head": head.decode("utf-8", "replace") if head_code == 0 else None}
     line["files"] = files

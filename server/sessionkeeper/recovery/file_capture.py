@@ -247,12 +247,14 @@ def _git(workspace: str, *args: str) -> subprocess.CompletedProcess[bytes] | Non
 def differing_files(workspace: str, *, skip: str | None = None) -> Iterator[str]:
     """Workspace-relative paths git lists as modified, deleted or untracked (not ignored), but
     none whose name is not UTF-8 (a warning names it)."""
-    done = gitrun.started(workspace, *queries.CHANGED, timeout_s=queries.TIMEOUT_S[queries.CHANGED])()
-    if not done.ok:
+    waiting = [gitrun.started(workspace, *args, timeout_s=queries.TIMEOUT_S[args])
+               for args in queries.CHANGED]  # side by side
+    done = [wait() for wait in waiting]
+    if not all(d.ok for d in done):
         return
     skip_real = os.path.realpath(skip) if skip else None
     paths = RealPaths(workspace)
-    for raw in dict.fromkeys(done.stdout.split(b"\0")):
+    for raw in dict.fromkeys(b"".join(d.stdout for d in done).split(b"\0")):
         if not raw:
             continue
         try:

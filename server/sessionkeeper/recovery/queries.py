@@ -17,11 +17,14 @@ HEAD = ("rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"
 ROOTS = ("rev-list", "--max-parents=0", "HEAD")
 """The root commits: what identifies a repository wherever it lives."""
 REMOTE = ("config", "--get", "remote.origin.url")
-CHANGED = ("-c", "core.quotePath=false", "ls-files", "-z", "--modified", "--others",
-           "--exclude-standard")
-"""The files that differ (modified, deleted, untracked, not ignored), NUL-separated: it stats
-the whole tree, as `git status` does."""
-TIMEOUT_S: dict[tuple[str, ...], float] = {CHANGED: 30.0}
+UNTRACKED = ("ls-files", "-z", "--others", "--exclude-standard")
+MODIFIED = ("ls-files", "-z", "--modified")
+CHANGED = (UNTRACKED, MODIFIED)
+"""The files that differ — untracked (not ignored), then modified or deleted — NUL-separated
+(verbatim), in two commands that run side by side: one `ls-files` asking both walks the tree and
+then stats every tracked file, one after the other (20k files: ~22 ms, vs ~13 ms for the two).
+Their outputs, in this order, are byte for byte the single command's."""
+TIMEOUT_S: dict[tuple[str, ...], float] = {UNTRACKED: 30.0, MODIFIED: 30.0}
 """The time limit of a command that has one."""
 
 

@@ -4,6 +4,7 @@ starts first (fixtures: `repo` from tests/conftest.py, `spawned` below; real git
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -43,12 +44,30 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
 def test_a_looked_ahead_command_is_taken_once(repo: Path, spawned: list[tuple[str, ...]]) -> None:
     """Fixture: `repo` with one modified file; a file added after the first listing."""
     (repo / "payment.py").write_text("changed\n")
-    queries.look_ahead(repo, queries.CHANGED)
+    queries.look_ahead(repo, *queries.CHANGED)
     assert list(differing_files(str(repo))) == ["payment.py"]
-    assert spawned == [queries.CHANGED] and not gitrun._ahead
+    assert spawned == [*queries.CHANGED] and not gitrun._ahead
     (repo / "new.txt").write_text("new\n")
     assert sorted(differing_files(str(repo))) == ["new.txt", "payment.py"]
-    assert spawned == [queries.CHANGED] * 2
+    assert spawned == [*queries.CHANGED] * 2
+
+
+def test_the_two_listings_side_by_side_are_the_one_listing_of_both(repo: Path) -> None:
+    """Fixture: `repo` with a file modified, one deleted, untracked files in a
+    new directory and with a non-ASCII name, and an ignored one."""
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "payment.py").write_text("changed\n")
+    (repo / "test_payment.py").unlink()
+    (repo / "new dir").mkdir()
+    (repo / "new dir" / "a b.txt").write_text("x\n")
+    (repo / "ünï.txt").write_text("x\n")
+    (repo / "noise.log").write_text("x\n")
+    one = subprocess.run(["git", "ls-files", "-z", "--modified", "--others", "--exclude-standard"],
+                         cwd=repo, capture_output=True, check=True).stdout
+    two = b"".join(gitrun.run(repo, *args).stdout for args in queries.CHANGED)
+    assert two == one and one.count(b"\0") == 5
+    assert sorted(differing_files(str(repo))) == [
+        ".gitignore", "new dir/a b.txt", "payment.py", "test_payment.py", "ünï.txt"]
 
 
 def test_a_command_looked_ahead_elsewhere_is_not_taken(repo: Path, tmp_path: Path,
@@ -58,10 +77,10 @@ def test_a_command_looked_ahead_elsewhere_is_not_taken(repo: Path, tmp_path: Pat
     other.mkdir()
     git(other, "init", "-q")
     (other / "only-here.txt").write_text("x\n")
-    queries.look_ahead(other, queries.CHANGED)
+    queries.look_ahead(other, *queries.CHANGED)
     assert list(differing_files(str(repo))) == []
     assert list(differing_files(str(other))) == ["only-here.txt"]
-    assert len(spawned) == 2 and not gitrun._ahead
+    assert len(spawned) == 4 and not gitrun._ahead
 
 
 def test_another_command_in_the_same_directory_is_not_taken(repo: Path,
@@ -80,8 +99,8 @@ def test_a_stale_look_ahead_is_never_taken(repo: Path, spawned: list[tuple[str, 
     def never() -> gitrun.GitResult:
         raise AssertionError("a stale answer was taken")
 
-    gitrun._ahead[(str(repo.resolve()), queries.CHANGED)] = (
-        time.monotonic() - gitrun.FRESH_S - 1, never)
+    for args in queries.CHANGED:
+        gitrun._ahead[(str(repo.resolve()), args)] = (time.monotonic() - gitrun.FRESH_S - 1, never)
     assert list(differing_files(str(repo))) == ["late.txt"]
 
 
@@ -104,7 +123,7 @@ def _marked(monkeypatch: pytest.MonkeyPatch, spawned: list[tuple[str, ...]], own
 
 
 @pytest.mark.parametrize(("command", "owner", "method", "first"), [
-    (["start"], Sessions, "start", [queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED]),
+    (["start"], Sessions, "start", [queries.HEAD, queries.ROOTS, queries.REMOTE, *queries.CHANGED]),
     (["list", "--json"], Catalog, "threads", [queries.HEAD, queries.ROOTS]),
     (["--check-resume", "--latest"], Recovery, "check_resume", [queries.HEAD]),
 ], ids=["start", "list", "check-resume"])
@@ -137,9 +156,9 @@ _BASH = {"tool_name": "Bash", "tool_input": {"command": "make"}, "tool_use_id": 
 
 @pytest.mark.parametrize(("hook", "ahead"), [
     (lambda: _hook("SessionStart", source="startup"),
-     [queries.HEAD, queries.ROOTS, queries.REMOTE, queries.CHANGED]),
-    (lambda: _hook("PostToolUse", **_BASH, tool_response=""), [queries.CHANGED]),
-    (lambda: _hook("PostToolUseFailure", **_BASH, error="Exit code 2"), [queries.CHANGED]),
+     [queries.HEAD, queries.ROOTS, queries.REMOTE, *queries.CHANGED]),
+    (lambda: _hook("PostToolUse", **_BASH, tool_response=""), [*queries.CHANGED]),
+    (lambda: _hook("PostToolUseFailure", **_BASH, error="Exit code 2"), [*queries.CHANGED]),
     (lambda: _hook("SessionStart", source="resume"), []),
     (lambda: _hook("PreToolUse", **_BASH), []),
     (lambda: _hook("PostToolUse", tool_name="Edit", tool_input={"file_path": "/a"},
