@@ -74,6 +74,11 @@ def _automaton() -> tuple[Any, tuple[int, ...]]:
     return _AUTOMATON[0]
 
 
+def prepare() -> None:
+    """Build the automaton now: a process that forks workers builds it once, not per worker."""
+    _automaton()
+
+
 _NOTHING = _Plan((), False, False)
 
 

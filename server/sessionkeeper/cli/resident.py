@@ -11,8 +11,8 @@ user is refused, and so is a request of another interpreter, installation, inter
 or set of groups (`relay.installation`); when a file of the package changed since it started,
 it refuses and exits, so an upgrade or an edit is never answered by old code. It ends when its
 parent closes its stdin (the language server exited or was killed) and then removes its socket.
-The resident itself only imports before it forks: no store, no cache, no thread of its own that
-a child could inherit.
+The resident itself only imports (and builds the redaction automaton, a constant of the code)
+before it forks: no store, no cache, no thread of its own that a child could inherit.
 """
 
 from __future__ import annotations
@@ -80,6 +80,9 @@ def preload() -> int:
                                            f"{name}."):
             if not any(part in found.name for part in _LOADED_WITH_USE):
                 importlib.import_module(found.name)
+    from ..redact import prepare
+
+    prepare()  # the redaction automaton is a constant of the code, like the modules
     return sum(name.startswith("sessionkeeper.") for name in sys.modules)
 
 
