@@ -3,56 +3,30 @@ without touching other hooks, idempotent, backed up, Codex trust, restored byte 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from sessionkeeper.errors import AgentConfigInvalid
 from sessionkeeper.hooks import codex_trust, entries
-from sessionkeeper.hooks.install import Target, install, status, target, uninstall
+from sessionkeeper.hooks.install import install, status, target, uninstall
 from sessionkeeper.hooks.state import note_run
-from tests.faults.conftest import unavailable
-
-PROGRAM = ["/opt/sk/bin/sessionkeeper"]
-THEIR_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/their-guard",
-                                            "timeout": 5}]}
-CLAUDE_SETTINGS = (b'{\n    "model": "opus",\n    "permissions": {"allow": ["Bash(ls)"]},\n'
-                   b'    "hooks": {"PreToolUse": [' + json.dumps(THEIR_HOOK).encode() + b']}\n}')
-CODEX_CONFIG = (b'# my codex\nmodel = "gpt-5"  # keep\n\n[model_providers.fake]\nname = "fake"\n\n'
-                b'[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:0"\n')
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _claude(tmp_path: Path, settings: bytes | None = CLAUDE_SETTINGS) -> Target:
-    home = tmp_path / "claudecfg"
-    home.mkdir()
-    if settings is not None:
-        (home / "settings.json").write_bytes(settings)
-    return target("claude", config_dir=str(home))
-
-
-def _codex(tmp_path: Path, hooks: dict[str, object] | None = None) -> Target:
-    home = tmp_path / "codexhome"
-    home.mkdir()
-    (home / "config.toml").write_bytes(CODEX_CONFIG)
-    if hooks is not None:
-        (home / "hooks.json").write_text(json.dumps(hooks, indent=2))
-    return target("codex", config_dir=str(home))
+from tests.unit.hooks._install_homes import (
+    CLAUDE_SETTINGS,
+    CODEX_CONFIG,
+    PROGRAM,
+    THEIR_HOOK,
+    claude_target,
+    codex_target,
+    tree_of,
+)
 
 
 def test_claude_install_merges_our_hooks_and_keeps_every_other_setting(tmp_path: Path,
                                                                       store_dir: Path) -> None:
     """Fixture: a settings.json with a model, permissions and another tool's PreToolUse hook."""
-    where = _claude(tmp_path)
+    where = claude_target(tmp_path)
     done = install(where, store_root=store_dir, program=PROGRAM)
     assert done.changed == [str(where.hooks_file)]
     config = json.loads(where.hooks_file.read_bytes())
@@ -69,17 +43,17 @@ def test_claude_install_merges_our_hooks_and_keeps_every_other_setting(tmp_path:
 
 def test_installing_twice_changes_nothing_the_second_time(tmp_path: Path, store_dir: Path) -> None:
     """Fixture: a Claude settings.json and a Codex home, each installed twice."""
-    for where in (_claude(tmp_path), _codex(tmp_path)):
+    for where in (claude_target(tmp_path), codex_target(tmp_path)):
         install(where, store_root=store_dir, program=PROGRAM)
-        after_first = _tree(where.home)
+        after_first = tree_of(where.home)
         again = install(where, store_root=store_dir, program=PROGRAM)
-        assert again.changed == [] and _tree(where.home) == after_first
+        assert again.changed == [] and tree_of(where.home) == after_first
         assert any("already" in line for line in again.done)
 
 
 def test_a_moved_installation_updates_our_entries_in_place(tmp_path: Path, store_dir: Path) -> None:
     """Fixture: installed with one program path, then with another (a new virtualenv)."""
-    where = _claude(tmp_path)
+    where = claude_target(tmp_path)
     install(where, store_root=store_dir, program=PROGRAM)
     install(where, store_root=store_dir, program=["/new/venv/bin/sessionkeeper"])
     config = json.loads(where.hooks_file.read_bytes())
@@ -96,7 +70,7 @@ def test_an_install_by_an_older_version_is_upgraded_in_place_to_the_thin_command
     """Fixture: hooks installed as the console script (before the thin start), then installed by
     default: one group per event, each running this interpreter with -S on our __main__.py; the
     MCP server stays on the console script; `status` notes a command whose file is gone."""
-    where = _claude(tmp_path)
+    where = claude_target(tmp_path)
     install(where, store_root=store_dir, program=PROGRAM)
     install(where, store_root=store_dir, mcp=True)
     config = json.loads(where.hooks_file.read_bytes())
@@ -121,13 +95,13 @@ def test_an_install_by_an_older_version_is_upgraded_in_place_to_the_thin_command
 def test_uninstall_restores_the_original_files_byte_for_byte(agent: str, tmp_path: Path,
                                                              store_dir: Path) -> None:
     """Fixture: the agent's home with its own files, installed, then uninstalled."""
-    where = _claude(tmp_path) if agent == "claude" else _codex(tmp_path, {"hooks": {
+    where = claude_target(tmp_path) if agent == "claude" else codex_target(tmp_path, {"hooks": {
         "Stop": [THEIR_HOOK]}})
-    before = _tree(where.home)
+    before = tree_of(where.home)
     install(where, store_root=store_dir, program=PROGRAM, store="/my/store")
-    assert _tree(where.home) != before
+    assert tree_of(where.home) != before
     done = uninstall(where, store_root=store_dir)
-    assert _tree(where.home) == before
+    assert tree_of(where.home) == before
     assert all("byte for byte" in line for line in done.done)
     assert not (store_dir / "hooks" / "installs" / where.key).exists()
 
@@ -135,7 +109,7 @@ def test_uninstall_restores_the_original_files_byte_for_byte(agent: str, tmp_pat
 def test_uninstall_removes_files_and_directories_the_install_created(tmp_path: Path,
                                                                      store_dir: Path) -> None:
     """Fixture: a Claude home without settings.json; a project without .claude/ (project scope)."""
-    where = _claude(tmp_path, settings=None)
+    where = claude_target(tmp_path, settings=None)
     install(where, store_root=store_dir, program=PROGRAM)
     assert where.hooks_file.exists() and oct(where.hooks_file.stat().st_mode & 0o777) == "0o600"
     uninstall(where, store_root=store_dir)
@@ -152,7 +126,7 @@ def test_uninstall_removes_files_and_directories_the_install_created(tmp_path: P
 def test_a_file_changed_after_the_install_keeps_the_change_and_loses_only_our_entries(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: installed, then the user adds a setting; then uninstalled."""
-    where = _claude(tmp_path)
+    where = claude_target(tmp_path)
     install(where, store_root=store_dir, program=PROGRAM)
     config = json.loads(where.hooks_file.read_bytes())
     config["theme"] = "dark"
@@ -168,7 +142,7 @@ def test_a_file_changed_between_two_installs_keeps_the_change_after_uninstall(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: installed, then the user adds a setting, then installed again from another
     virtualenv (as `hooks status` advises after a move); then uninstalled."""
-    where = _claude(tmp_path)
+    where = claude_target(tmp_path)
     install(where, store_root=store_dir, program=PROGRAM)
     config = json.loads(where.hooks_file.read_bytes())
     config["theme"] = "dark"
@@ -183,7 +157,7 @@ def test_a_file_changed_between_two_installs_keeps_the_change_after_uninstall(
 def test_codex_install_trusts_exactly_our_hooks_with_the_hash_codex_computes(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: a Codex home with config.toml and a hooks.json holding another Stop hook."""
-    where = _codex(tmp_path, {"hooks": {"SessionStart": [THEIR_HOOK]}})
+    where = codex_target(tmp_path, {"hooks": {"SessionStart": [THEIR_HOOK]}})
     install(where, store_root=store_dir, program=PROGRAM)
     hooks = json.loads(where.hooks_file.read_bytes())
     assert hooks["hooks"]["SessionStart"][0] == THEIR_HOOK  # theirs first, at its old position
@@ -212,7 +186,7 @@ def test_the_trust_hash_is_codexs_own_for_a_known_hook() -> None:
 def test_codex_uninstall_of_a_changed_file_refiles_the_trust_of_hooks_that_move_up(
         tmp_path: Path, store_dir: Path) -> None:
     """Fixture: installed; then the user adds a trusted SessionStart hook after ours."""
-    where = _codex(tmp_path, {"hooks": {}})
+    where = codex_target(tmp_path, {"hooks": {}})
     install(where, store_root=store_dir, program=PROGRAM)
     hooks = json.loads(where.hooks_file.read_bytes())
     hooks["hooks"]["SessionStart"].append(THEIR_HOOK)
@@ -232,7 +206,7 @@ def test_codex_uninstall_of_a_changed_file_refiles_the_trust_of_hooks_that_move_
 def test_status_says_installed_trusted_and_when_the_hooks_last_ran(tmp_path: Path,
                                                                    store_dir: Path) -> None:
     """Fixture: a Codex home; status before install, after install without trust, after runs."""
-    where = _codex(tmp_path)
+    where = codex_target(tmp_path)
     before = status(where, store_root=store_dir)
     assert before["installed"] is False and before["last_run"] is None
     assert set(before["events"].values()) == {"missing"}
@@ -248,25 +222,10 @@ def test_status_says_installed_trusted_and_when_the_hooks_last_ran(tmp_path: Pat
     assert ran["last_failure"]["note"] == "boom"
 
 
-def test_an_unreadable_config_is_refused_and_left_exactly_as_it_is(tmp_path: Path,
-                                                                  store_dir: Path) -> None:
-    """Fixture: a settings.json that is not JSON; a config.toml that is not TOML."""
-    broken = b'{"hooks": {"SessionStart": [}'
-    where = _claude(tmp_path, settings=broken)
-    with pytest.raises(AgentConfigInvalid, match="not valid JSON"):
-        install(where, store_root=store_dir, program=PROGRAM)
-    assert where.hooks_file.read_bytes() == broken
-    codex = _codex(tmp_path)
-    (codex.home / "config.toml").write_bytes(b"model = = \n")
-    with pytest.raises(AgentConfigInvalid, match="not valid TOML"):
-        install(codex, store_root=store_dir, program=PROGRAM)
-    assert (codex.home / "config.toml").read_bytes() == b"model = = \n"
-
-
 def test_a_codex_project_install_says_codex_must_trust_the_project(tmp_path: Path,
                                                                    store_dir: Path) -> None:
     """Fixture: a project directory and a Codex home that does not trust it."""
-    home = _codex(tmp_path).home
+    home = codex_target(tmp_path).home
     project = tmp_path / "proj"
     project.mkdir()
     where = target("codex", scope="project", project=str(project), config_dir=str(home))
@@ -274,137 +233,3 @@ def test_a_codex_project_install_says_codex_must_trust_the_project(tmp_path: Pat
     assert where.hooks_file == project / ".codex" / "hooks.json" and where.hooks_file.exists()
     assert any("trusted project" in note for note in done.notes)
     assert "projects" not in codex_trust.trust_of((home / "config.toml").read_text())
-
-
-@pytest.mark.parametrize("toml", [b"model = = \n", b'model = "gpt-5" # caf\xe9\n',
-                                  b"hooks = { }\n", b"[hooks]\nstate = { }\n",
-                                  b"[[hooks]]\nx = 1\n", b'hooks = "x"\n'],
-                         ids=["not TOML", "not UTF-8", "inline hooks", "inline state",
-                              "array of hooks", "hooks a string"])
-def test_a_codex_install_refused_for_its_config_toml_changes_no_file(toml: bytes, tmp_path: Path,
-                                                                     store_dir: Path) -> None:
-    """Fixture: a Codex home whose config.toml cannot be edited: not TOML, not UTF-8, or TOML
-    with a `hooks` key of a shape trust tables cannot be added to (inline, an array, a string)."""
-    codex = _codex(tmp_path)
-    (codex.home / "config.toml").write_bytes(toml)
-    before = _tree(codex.home)
-    with pytest.raises(AgentConfigInvalid, match="config.toml"):
-        install(codex, store_root=store_dir, program=PROGRAM)
-    assert _tree(codex.home) == before and not codex.hooks_file.exists()
-    assert not (store_dir / "hooks" / "installs" / codex.key).exists()  # no manifest, no backup
-
-
-@pytest.mark.parametrize("agent", ["claude", "codex"])
-def test_a_config_that_is_a_symlink_stays_one_and_its_target_is_restored_byte_for_byte(
-        agent: str, tmp_path: Path, store_dir: Path) -> None:
-    """Fixture: the agent's config files are symlinks into a dotfiles directory (as dotfile
-    managers leave them); install, then uninstall."""
-    where = _claude(tmp_path) if agent == "claude" else _codex(tmp_path, hooks={"hooks": {}})
-    dotfiles = tmp_path / "dotfiles"
-    dotfiles.mkdir()
-    links = [where.hooks_file] + ([where.trust_file] if where.trust_file else [])
-    for link in links:
-        (dotfiles / link.name).write_bytes(link.read_bytes())
-        link.unlink()
-        link.symlink_to(dotfiles / link.name)
-    before = _tree(dotfiles)
-    install(where, store_root=store_dir, program=PROGRAM)
-    assert all(link.is_symlink() for link in links)
-    assert set(entries.ours(json.loads((dotfiles / where.hooks_file.name).read_bytes()), agent)) \
-        == set(entries.EVENTS_OF[agent])
-    assert sorted(p.name for p in where.home.iterdir()) == sorted(link.name for link in links)
-    uninstall(where, store_root=store_dir)
-    assert all(link.is_symlink() for link in links)
-    assert _tree(dotfiles) == before
-
-
-_PAUSED_INSTALL = """
-import os, sys, time
-from pathlib import Path
-from sessionkeeper.cli import main
-from sessionkeeper.hooks import config_file
-read = config_file.load_json
-def paused(path, data, **how):  # the config is read; wait here until the test says go
-    out = read(path, data, **how)
-    Path(sys.argv[1], "read").touch()
-    deadline = time.monotonic() + 30
-    while not Path(sys.argv[1], "go").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return out
-config_file.load_json = paused
-sys.exit(main(["hooks", "install", "--agent", "codex", "--store", sys.argv[2]]))
-"""
-
-
-def test_an_install_racing_another_keeps_every_backup_and_uninstall_restores_byte_for_byte(
-        tmp_path: Path) -> None:
-    """Fixture: a Codex home with the user's hooks.json and config.toml; one real install
-    process paused right after reading hooks.json while a second real install runs, then the
-    first goes on, then one uninstall."""
-    sk = Path(sys.executable).parent / "sessionkeeper"
-    home, store, flags = tmp_path / "home", tmp_path / "store", tmp_path / "flags"
-    for directory in (home, flags):
-        directory.mkdir()
-    (home / "config.toml").write_bytes(CODEX_CONFIG)
-    (home / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [THEIR_HOOK]}}))
-    before = _tree(home)
-    env = {**os.environ, "CODEX_HOME": str(home)}
-    first = subprocess.Popen([sys.executable, "-c", _PAUSED_INSTALL, str(flags), str(store)],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while not (flags / "read").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    second = subprocess.Popen([str(sk), "hooks", "install", "--agent", "codex", "--store",
-                               str(store)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        second.wait(timeout=3)  # it finishes meanwhile (or waits for the first's lock)
-    (flags / "go").touch()
-    assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
-    subprocess.run([str(sk), "hooks", "uninstall", "--agent", "codex", "--store", str(store)],
-                   env=env, check=True, capture_output=True, timeout=60)
-    assert _tree(home) == before
-
-
-
-def test_a_hooks_event_that_is_not_a_list_is_refused_and_left_as_it_is(tmp_path: Path,
-                                                                       store_dir: Path) -> None:
-    """Fixture: a settings.json whose SessionStart hooks are one object, not a list of groups."""
-    settings = json.dumps({"hooks": {"SessionStart": THEIR_HOOK}}).encode()
-    where = _claude(tmp_path, settings=settings)
-    with pytest.raises(AgentConfigInvalid, match="SessionStart"):
-        install(where, store_root=store_dir, program=PROGRAM)
-    assert where.hooks_file.read_bytes() == settings
-
-
-def test_a_config_that_cannot_be_read_is_refused_with_a_typed_error(tmp_path: Path,
-                                                                    store_dir: Path) -> None:
-    """Fixture: a Claude home whose settings.json is a directory (read fails with EISDIR, as a
-    root-owned 0600 file fails with EACCES); install, status and uninstall."""
-    where = _claude(tmp_path, settings=None)
-    where.hooks_file.mkdir()
-    for run in (lambda: install(where, store_root=store_dir, program=PROGRAM),
-                lambda: uninstall(where, store_root=store_dir)):
-        with pytest.raises(AgentConfigInvalid, match="cannot be read"):
-            run()
-    assert any("cannot be read" in note for note in status(where, store_root=store_dir)["notes"])
-    assert where.hooks_file.is_dir() and list(where.hooks_file.iterdir()) == []
-
-
-def test_a_config_dir_that_cannot_be_written_is_refused_with_a_typed_error(
-        tmp_path: Path, store_dir: Path) -> None:
-    """Fixture: a Claude home with settings.json, seen through a real read-only bind mount
-    (needs root or CAP_SYS_ADMIN; skipped where it cannot be mounted)."""
-    home = _claude(tmp_path).home
-    view = tmp_path / "ro"
-    view.mkdir()
-    if subprocess.run(["mount", "--bind", str(home), str(view)], capture_output=True).returncode:
-        unavailable("mount --bind not permitted here")
-    try:
-        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
-        where = target("claude", config_dir=str(view))
-        with pytest.raises(AgentConfigInvalid, match="cannot be written"):
-            install(where, store_root=store_dir, program=PROGRAM)
-        assert (home / "settings.json").read_bytes() == CLAUDE_SETTINGS
-    finally:
-        subprocess.run(["umount", "-l", str(view)], capture_output=True)
