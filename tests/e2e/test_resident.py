@@ -7,6 +7,7 @@ refuses, or runs older code than is installed is never used: the command runs in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -293,7 +294,7 @@ def test_a_peer_of_another_user_is_refused(store_dir: Path, tmp_path: Path) -> N
 def _fake_git(tmp_path: Path) -> Path:
     """A folder whose `git` waits a minute (the relayed child's git look-up then hangs)."""
     bin_dir = tmp_path / "slow-bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     (bin_dir / "git").write_text("#!/bin/sh\nexec sleep 60\n")
     (bin_dir / "git").chmod(0o755)
     return bin_dir
@@ -312,17 +313,64 @@ def _running_child(resident: Resident, client: subprocess.Popen[str]) -> int:
         time.sleep(0.02)
 
 
-def test_ctrl_c_reaches_the_relayed_child(resident: Resident, repo: Path, tmp_path: Path) -> None:
-    """Fixture: a relayed listing whose git hangs; SIGINT to the asking process interrupts the
-    child, whose status (130, as for KeyboardInterrupt) becomes the asking process's."""
-    env = resident.env(True, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
-    client = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
-                               str(repo)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    _running_child(resident, client)
-    client.send_signal(signal.SIGINT)
-    _, err = client.communicate(timeout=30)
-    assert client.returncode == 130, err
+def _gits_of(pid: int, client: subprocess.Popen[str]) -> list[int]:
+    """The pids of the (hanging) gits that process `pid` started, once one runs."""
+    deadline = time.monotonic() + 30
+    while True:
+        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            return [int(kid) for kid in kids]
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def _signalled(resident: Resident, repo: Path, tmp_path: Path, *signums: int, relayed: bool,
+               ignore: int | None = None) -> tuple[int, str]:
+    """A listing whose git hangs, relayed or in-process, sent `signums` (0.5 s apart) once its
+    git runs (`ignore`: a signal it was started ignoring); its exit status and stderr."""
+    env = resident.env(relayed, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
+    client = subprocess.Popen(
+        [sys.executable, "-m", "sessionkeeper", "list", "--workspace", str(repo)], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=None if ignore is None else lambda: signal.signal(ignore, signal.SIG_IGN))
+    gits = _gits_of(_running_child(resident, client) if relayed else client.pid, client)
+    try:
+        for n, signum in enumerate(signums):
+            if n:
+                time.sleep(0.5)  # a signal wrongly passed on would have ended the child by now
+            client.send_signal(signum)
+        _, err = client.communicate(timeout=30)
+    finally:
+        for pid in gits:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    return client.returncode, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_ends_a_relayed_command_as_it_ends_one_in_process(
+        resident: Resident, repo: Path, tmp_path: Path, signum: int) -> None:
+    """Fixture: a listing whose git hangs, sent SIGINT (Ctrl-C), SIGTERM or SIGHUP: relayed, it
+    ends of that signal as it does in-process (never exit 130 or 70 instead), SIGINT with the
+    interpreter's KeyboardInterrupt traceback; a shell script or CI runner sees one end."""
+    there, there_err = _signalled(resident, repo, tmp_path, signum, relayed=True)
+    here, here_err = _signalled(resident, repo, tmp_path, signum, relayed=False)
+    assert there == here == -signum, (there_err, here_err)
+    assert ("KeyboardInterrupt" in there_err) == ("KeyboardInterrupt" in here_err) \
+        == (signum == signal.SIGINT)
+    assert "ended without an exit status" not in there_err
+
+
+def test_a_signal_ignored_by_the_asking_process_is_not_passed_on(
+        resident: Resident, repo: Path, tmp_path: Path) -> None:
+    """Fixture: a listing started with SIGTERM ignored (as under a `trap '' TERM`), sent SIGTERM,
+    then SIGINT: relayed as in-process, SIGTERM does nothing and SIGINT ends it."""
+    there, _ = _signalled(resident, repo, tmp_path, signal.SIGTERM, signal.SIGINT, relayed=True,
+                          ignore=signal.SIGTERM)
+    here, _ = _signalled(resident, repo, tmp_path, signal.SIGTERM, signal.SIGINT, relayed=False,
+                         ignore=signal.SIGTERM)
+    assert there == here == -signal.SIGINT
 
 
 def test_a_child_killed_mid_answer_is_said_so(resident: Resident, repo: Path,

@@ -12,13 +12,16 @@ Invariants: nothing is relayed unless every step holds — the resident's socket
 this user, it is of this interpreter and this installation, and its child has started within
 `WAIT_START_S`; otherwise (`None`) the command runs here, as it always did. The child runs nothing
 until told to (`GO`), so a command never runs in both places. From then on the answer is the
-child's: the signals that would stop this process are passed on to it, and a child that ends
-without an exit status is said so (70), never run a second time. Standard library only (this runs before the
-CLI's modules load): `_socket`, not `socket`, whose enums cost more than the relay.
+child's: the signals that would stop this process are passed on to it (those ignored here are
+not), a child that ends of one (SIGINT's traceback, SIGTERM, SIGHUP) makes this process end of
+it too, as the command would have here, and a child that ends without an exit status otherwise
+is said so (70), never run a second time. Standard library only (this runs before the CLI's
+modules load): `_socket`, not `socket`, whose enums cost more than the relay.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # the C module: `signal` costs ~2 ms
 import os
 import sys
 
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 STARTED, REFUSED, EXITED = b"P", b"R", b"X"
-"""The resident's frames: a tag and a 4-byte number — the child's pid, a refusal, its exit status."""
+"""The resident's frames: a tag and a 4-byte number — the child's pid, a refusal, its exit status
+(-N: it ended of signal N, as `subprocess` says it)."""
 GO = b"G"
 """This process's answer to STARTED: run it (the child runs nothing before, so a command that
 timed out here and runs here instead never runs twice)."""
@@ -153,32 +157,54 @@ def _ask(sock: _socket.socket, args: Sequence[str]) -> int | None:
     if len(started) < FRAME or started[:1] != STARTED:
         return None  # refused (another installation, changed files) or gone: run it here
     child = int.from_bytes(started[1:], "big", signed=True)
+    received, replaced = _forward_signals(child)  # before GO: no signal can miss the child
     try:
         sock.sendall(GO)
-    except OSError:
-        return None  # the child is gone before it ran anything
-    _forward_signals(child)
+    except OSError:  # the child is gone before it ran anything
+        if received:
+            return _end_of(received[-1])
+        for signum, handler in replaced.items():
+            _signal.signal(signum, handler)
+        return None
     sock.settimeout(None)
     try:
         ended = _read(sock, FRAME)
     except OSError:
         ended = b""
     if len(ended) == FRAME and ended[:1] == EXITED:
-        return int.from_bytes(ended[1:], "big", signed=True)
+        code = int.from_bytes(ended[1:], "big", signed=True)
+        return _end_of(-code) if code < 0 else code
+    if received:  # it ended of the signal passed on to it (SIGTERM, SIGHUP: no status to send)
+        return _end_of(received[-1])
     os.write(2, f"sessionkeeper: the resident reader's process {child} ended without an exit "
                 f"status; its output above may be partial\n".encode())
     return 70
 
 
-def _forward_signals(child: int) -> None:
-    """Pass the signals that would end this process to the child instead."""
-    import _signal  # type: ignore[import-not-found]  # the C module: `signal` costs ~2 ms
+def _forward_signals(child: int) -> tuple[list[int], dict[int, object]]:
+    """Pass the signals that would end this process to the child instead, except those ignored
+    here (the command would ignore them here too); the signals passed on (a list it fills) and
+    the handlers replaced."""
+    received: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
         try:
             os.kill(child, signum)
         except OSError:
             return
 
+    replaced = {}
     for signum in _FORWARDED:
-        _signal.signal(signum, forward)
+        handler = _signal.getsignal(signum)
+        if handler != _signal.SIG_IGN:
+            replaced[signum] = handler
+            _signal.signal(signum, forward)
+    return received, replaced
+
+
+def _end_of(signum: int) -> int:
+    """End this process of `signum`, as the command ended of it; 128 + signum if it is blocked."""
+    _signal.signal(signum, _signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum

@@ -242,16 +242,22 @@ def _child(held: tuple[int, ...], conn: socket.socket, req: dict[str, Any],
         if conn.recv(1) != GO:
             os._exit(0)  # the asking process gave up waiting and runs the command itself
         code = _run([str(arg) for arg in req["args"]])
+    except KeyboardInterrupt:  # as the interpreter: the traceback, then the end of SIGINT
+        traceback.print_exc()
+        code = -signal.SIGINT
+    except BaseException:  # noqa: BLE001 - whatever happens, the asking process gets a status
+        code = 70
+    try:
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-    except BaseException:  # noqa: BLE001 - whatever happens, the asking process gets a status
+    except BaseException:  # noqa: BLE001 - as above
         code = 70
     try:
         conn.sendall(frame(EXITED, code))
     finally:
-        os._exit(code)
+        os._exit(code if code >= 0 else 128 - code)
 
 
 def _become(req: dict[str, Any], fds: list[int]) -> None:
@@ -286,7 +292,8 @@ def _streams(specs: dict[str, Any]) -> None:
 
 
 def _run(args: list[str]) -> int:
-    """`cli.main(args)` as the interpreter would run it: its status, SystemExit and all."""
+    """`cli.main(args)` as the interpreter would run it: its status, SystemExit and all (a
+    KeyboardInterrupt is the caller's to report)."""
     from . import main
 
     try:
@@ -297,7 +304,7 @@ def _run(args: list[str]) -> int:
         print(exc.code, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        raise
     except BaseException:  # noqa: BLE001 - as the interpreter: the traceback, status 1
         traceback.print_exc()
         return 1
