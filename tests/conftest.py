@@ -1,7 +1,8 @@
-"""Shared fixtures: temporary stores, real git workspaces, the fixtures directory."""
+"""Shared fixtures: temporary stores, real git workspaces, the fixtures directory, open files."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -45,6 +46,19 @@ def init_repo(root: Path, files: dict[str, str], *, message: str = "initial") ->
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", message)
     return root
+
+
+def open_files(under: Path) -> list[str]:
+    """The files under `under` this process holds open (its /proc/self/fd links)."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed meanwhile
+            continue
+        if target.startswith(f"{under}{os.sep}"):
+            out.append(target)
+    return sorted(out)
 
 
 @pytest.fixture

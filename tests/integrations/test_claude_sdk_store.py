@@ -13,8 +13,11 @@ import orjson
 import pytest
 from claude_agent_sdk.types import SessionKey, SessionStoreEntry  # noqa: E402
 
+from sessionkeeper.api import Keeper  # noqa: E402
 from sessionkeeper.errors import InvalidId  # noqa: E402
 from sessionkeeper.integrations.claude_sdk import SessionKeeperSessionStore  # noqa: E402
+
+from ..conftest import open_files  # noqa: E402
 
 
 def entry(**fields: object) -> SessionStoreEntry:
@@ -99,3 +102,23 @@ def test_transcripts_are_listed_with_their_agent_and_pass_the_resume_check(
     checked = run_cli(store_dir, "--check-resume", thread, "--workspace", row["cwd"], "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert orjson.loads(checked.stdout)["verdict"] == "ok"
+
+
+def test_closing_a_store_closes_the_keeper_it_made_and_leaves_a_given_one_open(
+        tmp_path: Path) -> None:
+    """Fixture: one store made from a path, one given a Keeper, each with a transcript read back:
+    closing the first leaves no file of its store open; closing the second leaves the caller's
+    Keeper (its index) open until the caller closes it."""
+    made = SessionKeeperSessionStore(tmp_path / "made")
+    made.append_sync(key("p", "s"), [entry(uuid="a")])
+    assert made.load_sync(key("p", "s")) and open_files(tmp_path / "made") != []
+    made.close()
+    assert open_files(tmp_path / "made") == []
+    with Keeper(tmp_path / "given") as keeper:
+        given = SessionKeeperSessionStore(keeper)
+        given.append_sync(key("p", "s"), [entry(uuid="a")])
+        assert given.load_sync(key("p", "s"))
+        keeper.threads()
+        given.close()
+        assert any(f.endswith("state.db") for f in open_files(tmp_path / "given"))
+    assert open_files(tmp_path / "given") == []

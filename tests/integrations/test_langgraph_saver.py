@@ -19,6 +19,7 @@ from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint  # noqa:
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 from langgraph.checkpoint.serde.types import ERROR  # noqa: E402
 
+from sessionkeeper.api import Keeper  # noqa: E402
 from sessionkeeper.errors import InvalidId, ResumeRefused  # noqa: E402
 from sessionkeeper.integrations.langgraph import (  # noqa: E402
     SessionKeeperSaver,
@@ -26,7 +27,7 @@ from sessionkeeper.integrations.langgraph import (  # noqa: E402
 )
 from sessionkeeper.store.reader import read_rollout  # noqa: E402
 
-from ..conftest import git  # noqa: E402
+from ..conftest import git, open_files  # noqa: E402
 from ._graph_config import config  # noqa: E402
 
 
@@ -266,3 +267,20 @@ def test_a_config_without_a_usable_thread_id_is_a_typed_error(store_dir: Path,
     """Fixture: configs LangGraph would never send."""
     with SessionKeeperSaver(store_dir) as saver, pytest.raises(InvalidId):
         saver.get_tuple(cast(RunnableConfig, bad))
+
+
+def test_closing_a_saver_closes_the_keeper_it_made_and_leaves_a_given_one_open(
+        tmp_path: Path) -> None:
+    """Fixture: one saver made from a path, one given a Keeper, each with a checkpoint read back:
+    leaving the first's `with` leaves no file of its store open; closing the second leaves the
+    caller's Keeper (its index) open until the caller closes it."""
+    with SessionKeeperSaver(tmp_path / "made") as made:
+        got(made, put(made, config(), {"a": 1}, {"a": 1}))
+        assert open_files(tmp_path / "made") != []
+    assert open_files(tmp_path / "made") == []
+    with Keeper(tmp_path / "given") as keeper:
+        with SessionKeeperSaver(keeper) as given:
+            got(given, put(given, config(), {"a": 1}, {"a": 1}))
+        keeper.threads()
+        assert any(f.endswith("state.db") for f in open_files(tmp_path / "given"))
+    assert open_files(tmp_path / "given") == []

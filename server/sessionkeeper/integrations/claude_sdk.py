@@ -66,14 +66,18 @@ class SessionKeeperSessionStore(SessionStore):
     def __init__(self, store: Keeper | Path | str | None = None, *,
                  durability: Durability | str | None = None, max_open: int = 64) -> None:
         self.keeper = keeper_of(store)
+        self.owns_keeper = self.keeper is not store  # made here from a path: closed with the store
         self.durability = Durability(durability or self.keeper.durability)
         self.live = LiveThreads(self.keeper, max_open=max_open)
         self._seen: OrderedDict[str, set[str]] = OrderedDict()  # thread -> entry uuids appended
         self._seen_guard = threading.Lock()
 
     def close(self) -> None:
-        """Close every session this store holds open."""
+        """Close every session this store holds open, and the Keeper it made (`owns_keeper`; one
+        given stays the caller's to close)."""
         self.live.close_all()
+        if self.owns_keeper:
+            self.keeper.close()
 
     # ---- where things are -------------------------------------------------------------------
 

@@ -107,6 +107,7 @@ class SessionKeeperSaver(ThreadedAsync):
                  inline_limit: int = INLINE_LIMIT) -> None:
         super().__init__(serde=serde)
         self.keeper = keeper_of(store)
+        self.owns_keeper = self.keeper is not store  # made here from a path: closed with the saver
         self.workspace = os.fspath(workspace) if workspace is not None else None
         self.durability = Durability(durability or self.keeper.durability)
         self.on_drift = on_drift
@@ -131,8 +132,11 @@ class SessionKeeperSaver(ThreadedAsync):
     # ---- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every session this saver holds open (snapshot, fsync, release the threads)."""
+        """Close every session this saver holds open (snapshot, fsync, release the threads), and
+        the Keeper it made (`owns_keeper`; one given stays the caller's to close)."""
         self.live.close_all()
+        if self.owns_keeper:
+            self.keeper.close()
 
     def __enter__(self) -> SessionKeeperSaver:
         return self

@@ -80,6 +80,23 @@ class Keeper:
 
     # ---- settings and what is open -----------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the sessions it holds open, then its index and shared-index connections (their
+        files released now, not at some later collection). It may be used again: what it needs
+        is opened again then, as by a new Keeper. The journal stores' Keepers are closed too."""
+        from contextlib import ExitStack
+
+        with ExitStack() as closing:  # each part closes, whatever another raises
+            closing.callback(self.sharing.close)
+            closing.callback(self.journals.close)
+            self.ground.close()
+
+    def __enter__(self) -> Keeper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def store(self) -> Store:
         """The store, opened on first need."""

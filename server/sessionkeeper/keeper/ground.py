@@ -64,6 +64,16 @@ class Ground:
         """The store, opened on first need."""
         return Store(self._root, read_only=self.read_only)
 
+    def close(self) -> None:
+        """Close the open sessions (each as its own `close` does), then the store's index."""
+        from contextlib import ExitStack
+
+        with ExitStack() as closing:  # last in, first out; each runs whatever another raises
+            if "store" in self.__dict__:  # made: its index may be open
+                closing.callback(self.store.close_index)
+            for session in list(self.live.values()):
+                closing.callback(session.close)
+
 
 class OpenSessions(dict[str, "Session"]):
     """The sessions a Keeper holds open, by thread id: each is its thread's only writer."""

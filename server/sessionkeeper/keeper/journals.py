@@ -82,6 +82,8 @@ class JournalKeeper(Protocol):
     def start(self, workspace: str | os.PathLike[str], *, thread_id: str | None = None,
               agent: str | None = None, lock: Any = None, reason: str = ...) -> Session: ...
 
+    def close(self) -> None: ...
+
 
 K = TypeVar("K", bound=JournalKeeper)
 
@@ -99,6 +101,14 @@ class Journals(Generic[K]):
     def store(self) -> Store:
         """The main store (the journal stores live inside it)."""
         return self.ground.store
+
+    def close(self) -> None:
+        """Close the journal stores' Keepers (their open journals and indexes)."""
+        from contextlib import ExitStack
+
+        with ExitStack() as closing:
+            for keeper in self._keepers.values():
+                closing.callback(keeper.close)
 
     def journal_keeper(self, agent: str) -> K:
         """The Keeper of `agent`'s journal store (for reading, diffs and rewinds of a journal)."""

@@ -45,6 +45,12 @@ class Sharing:
 
         return Shared(self.ground.shared_index, store_id=store_id(self.ground.store.layout.root))
 
+    def close(self) -> None:
+        """Close the connection to the shared server, if one was made (made again when needed)."""
+        shared = self.__dict__.pop("shared", None)
+        if shared is not None:
+            shared.close()
+
     def _problem(self, what: str, exc: Exception) -> None:
         """Remember (and say on stderr, once each) why a shared step was skipped."""
         text = f"{what}: {exc}"

@@ -231,18 +231,18 @@ class Tools:
         if undo and (to_seq is not None or path is not None):
             raise ToolInputInvalid("undo takes no to_seq or path: it undoes the latest rewind whole")
         to, paths = (None, None) if undo else self._rewind_target(now, to_seq, path)
-        keeper = self._writable() if self._writable is not None else \
-            Keeper(self.reader.keeper.store.layout.root)
-        owner = keeper.journal_keeper(found.agent) if found.journal else keeper
-        deadline = time.monotonic() + _BUSY_WAIT_S
-        while True:
-            try:
-                report = owner.rewind(found.thread_id, to_seq=to, paths=paths, undo=undo)
-                break
-            except ThreadBusy:  # a hook of the agent holds the journal for a moment
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.05)
+        with (self._writable() if self._writable is not None else
+              Keeper(self.reader.keeper.store.layout.root)) as keeper:  # closed after the rewind
+            owner = keeper.journal_keeper(found.agent) if found.journal else keeper
+            deadline = time.monotonic() + _BUSY_WAIT_S
+            while True:
+                try:
+                    report = owner.rewind(found.thread_id, to_seq=to, paths=paths, undo=undo)
+                    break
+                except ThreadBusy:  # a hook of the agent holds the journal for a moment
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.05)
         return shape.finished({"session": self._head(found, now),
                                **shape.rewound(report, report.plan.to_seq, dry_run=False)})
 

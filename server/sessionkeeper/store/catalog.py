@@ -101,7 +101,7 @@ class Catalog:
             return ask(scanned)
         except IndexUnavailable:  # unusable, unless another process replaced it meanwhile
             replaced = self._index is not None and not self._index.is_current()
-            self._drop_index()
+            self.close_index()
             self._rebuild_unusable(reopen=replaced)
             return ask(self.index())
 
@@ -109,7 +109,8 @@ class Catalog:
         """The index's session rows (of one thread), in seq order."""
         return self._query(lambda index: index.sessions(thread_id))
 
-    def _drop_index(self) -> None:
+    def close_index(self) -> None:
+        """Close the index connection, if one is open (the next read opens it again)."""
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -122,7 +123,7 @@ class Catalog:
         except IndexBusy:
             raise
         except IndexUnavailable:
-            self._drop_index()
+            self.close_index()
             self.backend.set_aside()
             self.rebuild()
             return work(self.index())
@@ -135,7 +136,7 @@ class Catalog:
         except IndexBusy:
             return False
         except IndexUnavailable:
-            self._drop_index()
+            self.close_index()
             return False
         return True
 
@@ -149,7 +150,7 @@ class Catalog:
         """
         walk = walk_changed(self.layout, {})  # every directory listed, and its mark taken
         rows, failed = self._probe_all(walk.rollouts, progress)
-        self._drop_index()
+        self.close_index()
         try:
             index = self.backend.open()
             index.replace_all(rows, tree=distrust(walk.marks, str(self.layout.root), failed))

@@ -5,6 +5,7 @@ recovery contract, and refuses bad input with a typed error."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 from pathlib import Path
@@ -16,7 +17,7 @@ from sessionkeeper.api import Keeper
 from sessionkeeper.errors import ToolInputInvalid, ToolNotAllowed, UnknownThread
 from sessionkeeper.mcp.target import CLAUDE_SESSION_ENV, CODEX_TURN_META, Caller
 from sessionkeeper.mcp.tools import Tools
-from tests.conftest import git
+from tests.conftest import git, open_files
 from tests.unit._hooks import SID, call
 
 NO_POLICY = {"GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -263,7 +264,15 @@ def test_an_allowed_rewind_restores_the_agents_change_refuses_the_users_and_undo
     (started / "test_payment.py").write_text("the user's\n")
     git(started, "config", "sessionkeeper.mcpRewind", "allow")
     tools = _tools(store_dir, started)
-    done = tools.rewind(to_seq=0)
+    tools.rewind_preview(path="payment.py")  # the server's read-only Keeper has read it
+    gc.collect()  # what the hooks run in this process left, freed; no collection from here on
+    gc.disable()
+    try:
+        held = open_files(store_dir)
+        done = tools.rewind(to_seq=0)
+        assert open_files(store_dir) == held  # the Keeper made for the rewind closed after it
+    finally:
+        gc.enable()
     steps = {s["path"]: s for s in done["steps"]}
     assert steps["payment.py"]["outcome"] == "written"
     assert steps["test_payment.py"]["action"] == "refused"
