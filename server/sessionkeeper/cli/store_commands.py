@@ -11,12 +11,15 @@ import os
 import re
 import sys
 from collections.abc import Callable, Collection
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import orjson
 
 from ..errors import InvalidEvent, InvalidId
 from .common import AGENT_OPTIONS, COMMON, Subparsers, emit, import_progress, keeper, reader, say
+
+if TYPE_CHECKING:
+    from ..store.fsck import FsckReport
 
 
 def add(sub: Subparsers, only: Collection[str] | None = None) -> None:
@@ -251,19 +254,33 @@ def _archiver(name: str, archived: bool) -> Callable[[argparse.Namespace], int]:
 def check_store(args: argparse.Namespace) -> int:
     """fsck: exit 0 when clean (or all of it repaired), 1 when problems remain."""
     report = keeper(args, reads_only=not args.repair).fsck(repair=args.repair)
-    data = dataclasses.asdict(report) | {"clean": report.clean}
     if args.json:
-        emit(data)
+        emit(_fsck_data(report))
     else:
-        say(f"checked {report.checked} rollout(s): {'clean' if report.clean else 'problems found'}")
-        for key, value in data.items():
-            if isinstance(value, list) and value:
-                say(f"  {key}: {len(value)}")
-                for item in value[:20]:
-                    say(f"    {item}")
-        if report.repaired:
-            say("index rebuilt from the rollouts")
+        _say_fsck(report, "")
+        for agent, journal in report.journals.items():
+            _say_fsck(journal, f"journals of {agent}: ")
     return 1 if report.problems_left else 0
+
+
+def _fsck_data(report: FsckReport) -> dict[str, Any]:
+    """A report as JSON: its fields, `clean`, and each journal store's report the same way."""
+    data = dataclasses.asdict(report) | {"clean": report.clean}
+    data["journals"] = {agent: _fsck_data(j) for agent, j in report.journals.items()}
+    return data
+
+
+def _say_fsck(report: FsckReport, where: str) -> None:
+    """A report as text: what was checked, then each kind of problem (20 of each at most)."""
+    say(f"{where}checked {report.checked} rollout(s): "
+        f"{'clean' if report.clean else 'problems found'}")
+    for key, value in dataclasses.asdict(report).items():
+        if isinstance(value, list) and value:
+            say(f"  {key}: {len(value)}")
+            for item in value[:20]:
+                say(f"    {item}")
+    if report.repaired:
+        say("  index rebuilt from the rollouts")
 
 
 def reindex(args: argparse.Namespace) -> int:

@@ -52,6 +52,24 @@ def journal_root(store_root: os.PathLike[str] | str, agent: str) -> str:
     return os.path.join(os.fspath(store_root), JOURNALS, _agent_name(agent))
 
 
+def journal_roots(store_root: os.PathLike[str] | str) -> dict[str, str]:
+    """The journal stores a store holds (those made so far), by agent name."""
+    folder = os.path.join(os.fspath(store_root), JOURNALS)
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for name in names:
+        try:
+            agent = _agent_name(name)
+        except InvalidId:  # not a journal store
+            continue
+        if os.path.isdir(os.path.join(folder, name)):
+            out[agent] = os.path.join(folder, name)
+    return out
+
+
 def _agent_name(agent: str) -> str:
     """A known agent's name (it becomes part of a path); InvalidId otherwise."""
     from .. import agents

@@ -41,10 +41,21 @@ class Upkeep:
         return self.ground.store.delete_thread(thread)
 
     def fsck(self, *, repair: bool = False) -> FsckReport:
-        """Compare the index with the rollouts; with `repair`, fix what can be fixed."""
+        """Compare the index with the rollouts, here and in each agent's journal store (its
+        rollouts and kept spool files: `report.journals`); with `repair`, fix what can be fixed."""
         from ..store.fsck import fsck
+        from ..store.store import Store
+        from .journals import journal_roots
 
-        return fsck(self.ground.store, repair=repair)
+        store = self.ground.store
+        report = fsck(store, repair=repair)
+        for agent, root in journal_roots(store.layout.root).items():
+            journal = Store(root, read_only=self.ground.read_only)
+            try:
+                report.journals[agent] = fsck(journal, repair=repair)
+            finally:
+                journal.close_index()
+        return report
 
     def reindex(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild the index from the rollouts."""

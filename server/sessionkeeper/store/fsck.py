@@ -1,7 +1,8 @@
 """fsck: compare the index with every rollout (read in full); with repair, fix what can be fixed.
 
 It also reads back every blob a rollout names as stored: a missing one, or one whose content does
-not match its hash, is reported with the sessions naming it (nothing can repair it).
+not match its hash, is reported with the sessions naming it (nothing can repair it). In a journal
+store it reads the spool files a fold kept for holding damaged or torn lines (`spool.DAMAGED`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .layout import fsync_dir, parse_rollout_name
 from .locks import rollout_moves_lock, writer_alive
 from .quarantine import Quarantined, quarantine_tail
 from .reader import read_rollout
+from .spool import DAMAGED, read, spool_dir
 from .store import Store
 
 
@@ -38,6 +40,8 @@ class FsckReport:
     blobs_missing: list[dict[str, Any]] = field(default_factory=list)  # {blob, reason, sessions}
     blobs_corrupt: list[dict[str, Any]] = field(default_factory=list)  # hash mismatch, undecodable
     blobs_checked: int = 0
+    spools: list[dict[str, Any]] = field(default_factory=list)  # kept for damaged or torn lines
+    journals: dict[str, FsckReport] = field(default_factory=dict)  # each agent's journal store
     repaired: bool = False
 
     @property
@@ -45,17 +49,21 @@ class FsckReport:
         """True when nothing diverged and nothing is damaged."""
         return not (self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
                     or self.duplicate_sessions or self.damaged or self.unindexable
-                    or self.blobs_missing or self.blobs_corrupt)
+                    or self.blobs_missing or self.blobs_corrupt or self.spools
+                    or not all(j.clean for j in self.journals.values()))
 
     @property
     def problems_left(self) -> bool:
         """True when something found is still wrong after what was done: a divergence from the
         index not rebuilt, and what no repair fixes (damage in the middle, a tail not cut off,
-        an unindexable file, a duplicate session, a missing or corrupt blob)."""
+        an unindexable file, a duplicate session, a missing or corrupt blob, a damaged spooled
+        call), here or in a journal store."""
         diverged = self.missing_rows or self.dangling_rows or self.stale_rows or self.ahead_rows
         return bool((diverged and not self.repaired) or self.duplicate_sessions
                     or self.unindexable or self.blobs_missing or self.blobs_corrupt
-                    or any(not d.get("quarantined") for d in self.damaged))
+                    or any(not d.get("quarantined") for d in self.damaged)
+                    or any(not s.get("quarantined") for s in self.spools)
+                    or any(j.problems_left for j in self.journals.values()))
 
 
 def fsck(store: Store, *, repair: bool) -> FsckReport:
@@ -102,6 +110,7 @@ def _fsck(store: Store, *, repair: bool) -> FsckReport:
         needs_rebuild = True
     report.dangling_rows = sorted(set(rows) - seen)
     _check_blobs(store, named, report)
+    _check_spools(store, report, repair=repair)
     if repair and (needs_rebuild or report.dangling_rows):
         store.rebuild()
         report.repaired = True
@@ -164,6 +173,50 @@ def set_aside_empty(store: Store, path: Path) -> Quarantined | None:
     (store.layout.pending / name.session_id).unlink(missing_ok=True)
     return Quarantined(name.session_id, str(target), 0, 0, "empty rollout (a crash before its "
                                                            "first line)")
+
+
+def _check_spools(store: Store, report: FsckReport, *, repair: bool) -> None:
+    """Report each spool file a fold kept (`.damaged`); with `repair`, move one holding only torn
+    lines (hooks killed mid-write: never acknowledged; its calls are in the journal) into
+    quarantine/. One holding a damaged line (a bad checksum: perhaps an acknowledged call) stays,
+    and so does the blocked resume it causes: no repair knows what that call was."""
+    folder = spool_dir(str(store.layout.root))
+    try:
+        names = sorted(name for name in os.listdir(folder) if name.endswith(DAMAGED))
+    except FileNotFoundError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        lines = read(path)
+        entry: dict[str, Any] = {
+            "session_id": name.split(".", 1)[0], "path": path,
+            "damaged": [{"offset": at, "reason": why} for at, why in lines.damaged],
+            "torn": lines.torn, "unfinished": lines.unfinished}
+        report.spools.append(entry)
+        if repair and not lines.damaged:
+            done = _set_aside_spool(store, path, entry["session_id"])
+            if done is not None:
+                report.quarantined.append(done)
+                entry["quarantined"] = True
+
+
+def _set_aside_spool(store: Store, path: str, session_id: str) -> Quarantined | None:
+    """Move a kept spool file into quarantine/ (never over an earlier one); None if it is gone."""
+    name = os.path.basename(path)
+    for n in range(1000):
+        target = store.layout.quarantine / (name if n == 0 else f"{name}.{n}")
+        if not target.exists():
+            break
+    try:
+        size = os.stat(path).st_size
+        os.link(path, target)  # never over a file of that name: nothing is overwritten
+        os.unlink(path)
+    except (FileNotFoundError, FileExistsError):  # gone, or the name taken meanwhile: left
+        return None
+    fsync_dir(target.parent)
+    fsync_dir(Path(path).parent)
+    return Quarantined(session_id, str(target), 0, size, "spool file holding only torn lines "
+                                                         "(hook calls killed while writing)")
 
 
 def _check_blobs(store: Store, named: dict[str, set[str]], report: FsckReport) -> None:
