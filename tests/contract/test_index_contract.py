@@ -66,7 +66,8 @@ def test_threads_are_derived_from_sessions_and_named_by_the_newest(backend: Inde
 
 
 def test_listing_filters_orders_and_pages(backend: IndexBackend) -> None:
-    """Fixture: `backend`; three threads at three times, one archived, one of another agent."""
+    """Fixture: `backend`; three threads at three times, one archived, one of another agent:
+    filters, archived ones too or only those, newest first, pages."""
     index = backend.build([])
     index.upsert([row("s1", T1, last="2026-01-01T00:00:00.000Z"),
                   row("s2", T2, last="2026-01-03T00:00:00.000Z", agent="claude"),
@@ -77,6 +78,10 @@ def test_listing_filters_orders_and_pages(backend: IndexBackend) -> None:
     assert [t.thread_id for t in index.list_threads(ListQuery(agent="claude"))] == [T2]
     assert [t.thread_id for t in index.list_threads(ListQuery(cwd="/other",
                                                               include_archived=True))] == [T3]
+    for with_the_others in (False, True):  # only archived ones, whatever include_archived says
+        only = ListQuery(archived_only=True, include_archived=with_the_others)
+        assert [t.thread_id for t in index.list_threads(only)] == [T3]
+    assert index.list_threads(ListQuery(archived_only=True, cwd="/elsewhere")) == []
     first = index.list_threads(ListQuery(include_archived=True, limit=1))
     cursor = (first[0].last_activity or "", first[0].thread_id)
     rest = index.list_threads(ListQuery(include_archived=True, cursor=cursor))

@@ -96,6 +96,8 @@ def test_list_show_fork_archive_fsck_reindex(store_dir, repo, thread):
     assert run(store_dir, "archive", thread).returncode == 0
     assert len(orjson.loads(run(store_dir, "list", "--json").stdout)) == 1
     assert len(orjson.loads(run(store_dir, "list", "--all", "--json").stdout)) == 2
+    assert [t["thread_id"] for t in orjson.loads(run(store_dir, "list", "--archived",
+                                                     "--json").stdout)] == [thread]
     assert run(store_dir, "unarchive", thread).returncode == 0
     fsck = orjson.loads(run(store_dir, "fsck", "--json").stdout)
     assert fsck["clean"] is True and fsck["checked"] == 2

@@ -147,7 +147,7 @@ export class Commands {
   }
 
   async unarchive(arg: ThreadArg): Promise<void> {
-    const t = await this.thread(arg, 'Session Keeper: Unarchive which session?', { all: true });
+    const t = await this.thread(arg, 'Session Keeper: Unarchive which session?', { archived_only: true });
     if (!t) return;
     await unarchive({ request: this.deps.request, notify: (m, l) => Promise.resolve(api.showMessage('info', m, l)), log: this.deps.log }, t);
   }

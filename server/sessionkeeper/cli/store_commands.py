@@ -58,6 +58,7 @@ def _add_list(sub: Subparsers) -> None:
                          help="threads, newest first (Codex and Claude Code sessions too)")
     lst.add_argument("--workspace")
     lst.add_argument("--all", action="store_true", help="include archived threads")
+    lst.add_argument("--archived", action="store_true", help="only archived threads")
     lst.add_argument("--agent", help="only threads of this agent (native, codex, claude, ...)")
     lst.add_argument("--machine", help="only threads last recorded on this machine (host name)")
     lst.add_argument("--limit", type=_positive, default=50)
@@ -201,8 +202,8 @@ def list_threads(args: argparse.Namespace) -> int:
 
         queries.look_ahead(args.workspace, queries.HEAD, queries.ROOTS)
     rows = reader(args).threads(
-        workspace=args.workspace, include_archived=args.all, limit=args.limit, agent=args.agent,
-        machine=args.machine, progress=import_progress())
+        workspace=args.workspace, include_archived=args.all, archived_only=args.archived,
+        limit=args.limit, agent=args.agent, machine=args.machine, progress=import_progress())
     if args.json:
         emit(rows)
     else:

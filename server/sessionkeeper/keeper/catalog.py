@@ -38,29 +38,32 @@ class Catalog:
         self.baselines: BaselineCache | None = None  # a long-lived process's git cache
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
-             cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-             machine: str | None = None, progress: Progress | None = None) -> list[ThreadRow]:
-        """Index rows of threads, newest first (of one workspace, agent or machine, if given);
-        the agents' logs are imported first when they may have changed (`progress` while
-        reading)."""
+             archived_only: bool = False, cursor: tuple[str, str] | None = None,
+             limit: int = 50, agent: str | None = None, machine: str | None = None,
+             progress: Progress | None = None) -> list[ThreadRow]:
+        """Index rows of threads, newest first (of one workspace, agent or machine, if given;
+        archived ones too, or only those); the agents' logs are imported first when they may
+        have changed (`progress` while reading)."""
         cwd = os.path.realpath(workspace) if workspace else None
         self.ground.live.flush()
         self.agents.import_agents(progress)
-        query = ListQuery(cwd=cwd, include_archived=include_archived, cursor=cursor, limit=limit,
-                          agent=agent, agents=self.agents.agent_filter(), machine=machine)
+        query = ListQuery(cwd=cwd, include_archived=include_archived, archived_only=archived_only,
+                          cursor=cursor, limit=limit, agent=agent,
+                          agents=self.agents.agent_filter(), machine=machine)
         return self.sharing.shared_threads(query, self.ground.store.list_threads(query))
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
-                cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-                machine: str | None = None, progress: Progress | None = None
-                ) -> list[ThreadSummary]:
+                archived_only: bool = False, cursor: tuple[str, str] | None = None,
+                limit: int = 50, agent: str | None = None, machine: str | None = None,
+                progress: Progress | None = None) -> list[ThreadSummary]:
         """Thread summaries, each with an estimated resume state against `workspace`
         (repository, branch, HEAD; one git look-up for the whole page, or none while the
         Keeper's `baselines` cache holds the workspace)."""
         from .listing import summaries, workspace_baseline
 
-        rows = self.rows(workspace=workspace, include_archived=include_archived, cursor=cursor,
-                         limit=limit, agent=agent, machine=machine, progress=progress)
+        rows = self.rows(workspace=workspace, include_archived=include_archived,
+                         archived_only=archived_only, cursor=cursor, limit=limit, agent=agent,
+                         machine=machine, progress=progress)
         hooked = self.journals.journaled(rows)
         sources: dict[str, BaselineSource] = {
             row.thread_id: "hook" if row.thread_id in hooked else "log"

@@ -204,21 +204,22 @@ class Keeper:
     # ---- reading ------------------------------------------------------------------------------
 
     def rows(self, *, workspace: str | None = None, include_archived: bool = False,
-             cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-             machine: str | None = None, progress: Progress | None = None) -> list[ThreadRow]:
+             archived_only: bool = False, cursor: tuple[str, str] | None = None,
+             limit: int = 50, agent: str | None = None, machine: str | None = None,
+             progress: Progress | None = None) -> list[ThreadRow]:
         """Index rows of threads, newest first (`Catalog.rows`)."""
         return self.catalog.rows(workspace=workspace, include_archived=include_archived,
-                                 cursor=cursor, limit=limit, agent=agent, machine=machine,
-                                 progress=progress)
+                                 archived_only=archived_only, cursor=cursor, limit=limit,
+                                 agent=agent, machine=machine, progress=progress)
 
     def threads(self, *, workspace: str | None = None, include_archived: bool = False,
-                cursor: tuple[str, str] | None = None, limit: int = 50, agent: str | None = None,
-                machine: str | None = None, progress: Progress | None = None
-                ) -> list[ThreadSummary]:
+                archived_only: bool = False, cursor: tuple[str, str] | None = None,
+                limit: int = 50, agent: str | None = None, machine: str | None = None,
+                progress: Progress | None = None) -> list[ThreadSummary]:
         """Thread summaries with an estimated resume state (`Catalog.threads`)."""
         return self.catalog.threads(workspace=workspace, include_archived=include_archived,
-                                    cursor=cursor, limit=limit, agent=agent, machine=machine,
-                                    progress=progress)
+                                    archived_only=archived_only, cursor=cursor, limit=limit,
+                                    agent=agent, machine=machine, progress=progress)
 
     def replay(self, thread_id: str, *, full: bool = False) -> Replayed:
         """A thread's state rebuilt from its rollouts (`Catalog.replay`)."""

@@ -60,6 +60,8 @@ class ListParams(Params):
     """The workspace to list (default: the open folder); threads of other folders are left out."""
     all: bool = False
     """Include archived threads."""
+    archived_only: bool = False
+    """Only archived threads (what Unarchive offers)."""
     all_workspaces: bool = False
     """The threads of every workspace (`workspace` is then ignored)."""
     agent: str | None = None

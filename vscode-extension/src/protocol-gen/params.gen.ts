@@ -80,6 +80,10 @@ export interface ListParams {
    */
   all?: boolean;
   /**
+   * Only archived threads (what Unarchive offers).
+   */
+  archived_only?: boolean;
+  /**
    * The threads of every workspace (`workspace` is then ignored).
    */
   all_workspaces?: boolean;

@@ -68,7 +68,8 @@ async def session_list(ls: Server, p: ListParams) -> ListResult:
         finally:
             progress.end("done")
         # one thread more than the page: a next page is announced only when it holds a thread
-        threads = ls.keeper.threads(workspace=workspace, include_archived=p.all, cursor=cursor,
+        threads = ls.keeper.threads(workspace=workspace, include_archived=p.all,
+                                    archived_only=p.archived_only, cursor=cursor,
                                     limit=p.limit + 1, agent=p.agent, machine=p.machine)
         more = len(threads) > p.limit
         threads = threads[:p.limit]

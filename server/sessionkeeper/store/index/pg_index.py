@@ -204,8 +204,8 @@ class PostgresIndex:
             if value is not None:
                 where.append(f"{column} = %s")
                 args.append(value)
-        if not query.include_archived:
-            where.append("archived = 0")
+        if query.archived_only or not query.include_archived:
+            where.append(f"archived = {int(query.archived_only)}")
         if query.agents is not None:
             where.append("(imported = 0 OR agent = ANY(%s))")
             args.append(list(query.agents))  # type: ignore[arg-type]

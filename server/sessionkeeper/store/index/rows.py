@@ -124,6 +124,7 @@ class ListQuery:
     agents: tuple[str, ...] | None = None  # imported threads only of these agents (None: any)
     machine: str | None = None  # threads whose newest session was recorded on this machine
     include_archived: bool = False
+    archived_only: bool = False  # only archived threads (include_archived is then implied)
     limit: int = 50
     cursor: tuple[str, str] | None = None  # (last_activity, thread_id) of the previous page's end
 
@@ -197,7 +198,7 @@ def lone_thread(row: SessionRow) -> ThreadRow:
 
 def matches(row: ThreadRow, query: ListQuery) -> bool:
     """True when a thread row passes the query's filters (not its page)."""
-    return ((query.include_archived or not row.archived)
+    return ((row.archived if query.archived_only else query.include_archived or not row.archived)
             and (query.cwd is None or row.cwd == query.cwd)
             and (query.repo_key is None or row.repo_key == query.repo_key)
             and (query.agent is None or row.agent == query.agent)

@@ -231,8 +231,8 @@ class SqliteIndex:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        if not query.include_archived:
-            where.append("archived = 0")
+        if query.archived_only or not query.include_archived:
+            where.append(f"archived = {int(query.archived_only)}")
         if query.agents is not None:
             marks = ",".join("?" * len(query.agents))
             where.append(f"(imported = 0 OR agent IN ({marks}))" if query.agents else "imported = 0")
