@@ -373,6 +373,28 @@ def test_a_signal_ignored_by_the_asking_process_is_not_passed_on(
     assert there == here == -signal.SIGINT
 
 
+def test_a_relayed_command_runs_at_the_asking_processs_nice_value(
+        resident: Resident, repo: Path, tmp_path: Path) -> None:
+    """Fixture: a listing started under `nice -n 7`, whose git notes its nice value: relayed, its
+    git runs at 7 as it does in-process (the resident itself runs at 0)."""
+    bin_dir = tmp_path / "noting-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\nnice >> "$NICE_LOG"\nexec {shutil.which("git")} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    seen = {}
+    for relayed in (True, False):
+        log = tmp_path / f"nice-{relayed}.log"
+        env = resident.env(relayed, PATH=f"{bin_dir}:{os.environ['PATH']}", NICE_LOG=str(log))
+        done = subprocess.run([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
+                               str(repo)], env=env, capture_output=True, text=True, timeout=60,
+                              preexec_fn=lambda: os.nice(7))
+        assert done.returncode == 0, done.stderr
+        seen[relayed] = set(log.read_text().split())
+    assert resident.relayed() == 1
+    assert seen[True] == seen[False] == {"7"}
+    assert os.getpriority(os.PRIO_PROCESS, resident.proc.pid) == 0
+
+
 def test_a_child_killed_mid_answer_is_said_so(resident: Resident, repo: Path,
                                               tmp_path: Path) -> None:
     """Fixture: a relayed listing whose git hangs; its child is killed with SIGKILL: the asking

@@ -1,10 +1,9 @@
 """A command answered by the editor's resident reader (`resident`), when one is running.
 
 `list`, `show`, `--check-resume` and `start` spend ~50 ms importing the Keeper before a few ms of
-work. While
-the editor's language server runs, a resident process of the same installation keeps those
-modules imported; the command line, its environment, working directory, umask and standard
-streams go to it over a user-only Unix socket, and a child forked there runs the command exactly
+work. While the editor's language server runs, a resident process of the same installation keeps
+those modules imported; the command line, its environment, working directory, umask, nice value
+and standard streams go to it over a user-only Unix socket, and a child forked there runs the command exactly
 as this process would (`cli.main`), writing to this process's own streams. Its exit status comes
 back and becomes this process's.
 
@@ -95,7 +94,8 @@ def request(args: Sequence[str]) -> bytes:
                                     ("stderr", sys.stderr))}
     body = jsontext.dumps({"v": 1, **installation(), "argv0": sys.argv[0] if sys.argv else "",
                            "args": list(args), "env": dict(os.environ), "umask": mask,
-                           "limits": limits(), "streams": streams}
+                           "nice": os.getpriority(os.PRIO_PROCESS, 0), "limits": limits(),
+                           "streams": streams}
                           ).encode("utf-8", "surrogateescape")
     return len(body).to_bytes(4, "big") + body
 

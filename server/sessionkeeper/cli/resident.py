@@ -2,9 +2,9 @@
 
 It imports what the relayed commands load once (`PRELOADED`), listens on SOCKET (0600, in the
 store's private `run/`), and for each request of `relay` forks a child that becomes the asking
-process — its standard streams, working directory, umask, resource limits, environment and
-command line — and runs `cli.main` there when told to: the answer is the in-process one, without
-its ~50 ms of imports. The child reports its pid, then its exit status.
+process — its standard streams, working directory, umask, nice value, resource limits,
+environment and command line — and runs `cli.main` there when told to: the answer is the
+in-process one, without its ~50 ms of imports. The child reports its pid, then its exit status.
 
 Invariants: one resident per socket (an exclusive lock for its whole life); a peer of another
 user is refused, and so is a request of another interpreter, installation, interpreter set-up
@@ -261,7 +261,8 @@ def _child(held: tuple[int, ...], conn: socket.socket, req: dict[str, Any],
 
 
 def _become(req: dict[str, Any], fds: list[int]) -> None:
-    """Take on the asking process's streams, directory, umask, limits, environment, arguments."""
+    """Take on the asking process's streams, directory, umask, nice value, limits, environment
+    and arguments."""
     for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -269,6 +270,10 @@ def _become(req: dict[str, Any], fds: list[int]) -> None:
         os.dup2(fd, target)
     os.fchdir(fds[3])
     os.umask(req["umask"])
+    nice = req.get("nice")
+    if isinstance(nice, int) and nice != os.getpriority(os.PRIO_PROCESS, 0):
+        with contextlib.suppress(PermissionError):  # less nice than the resident: privileged
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
     for name, wanted in (req.get("limits") or {}).items():
         which = getattr(resource, name) if name in LIMITS else None
         if which is not None and list(resource.getrlimit(which)) != wanted:
