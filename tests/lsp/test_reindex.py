@@ -34,3 +34,18 @@ async def test_reindex_without_progress_support_still_answers(spawn, workspace: 
     assert await client.request("session/reindex", {}) == {"threads": 0, "sessions": 0,
                                                            "damaged": 0}
     assert client.lsp.progress_reports == {}
+
+
+async def test_a_clients_own_token_gets_the_progress_and_the_server_makes_none(
+        spawn, workspace: Path) -> None:
+    """Fixtures: `spawn`, `workspace`; a client that supports progress sends its own token (as the
+    extension's one notification does): every $/progress goes to that token, none to a token the
+    server would have created beside it."""
+    client = await spawn(workspace=workspace, progress=True)
+    await client.request("session/start", {"workspace": str(workspace), "title": "one"})
+    client.lsp.progress_reports["the-editors-token"] = []  # a token the client made itself
+    result = await client.request("session/reindex", {"workDoneToken": "the-editors-token"})
+    assert result == {"threads": 1, "sessions": 1, "damaged": 0}
+    assert list(client.lsp.progress_reports) == ["the-editors-token"]
+    kinds = [type(v) for v in client.lsp.progress_reports["the-editors-token"]]
+    assert kinds[0] is types.WorkDoneProgressBegin and kinds[-1] is types.WorkDoneProgressEnd

@@ -12,6 +12,7 @@ import type { DetailsPanels } from './detailsPanel';
 import { shellQuote } from './format';
 import { errorMessage, type Logger } from './log';
 import type { ListParams, Report, Requester } from './protocol';
+import { reindexFlow, type ReindexDeps } from './reindex';
 import { resumeFlow, type ResumeDeps, type ResumeUi } from './resume';
 import type { SessionsModel } from './sessions';
 import { pickThread, type PickerItem, type Picked } from './ui/picker';
@@ -31,6 +32,8 @@ export interface CommandDeps {
   connectAgents(): Promise<void>;
   /** Shows a report in a page. */
   showReport(report: Report, title: string): Promise<void>;
+  onProgress: ReindexDeps['onProgress'];
+  cancelProgress(token: string): void;
 }
 
 export class Commands {
@@ -199,10 +202,11 @@ export class Commands {
   }
 
   async reindex(): Promise<void> {
-    const r = await api.withProgress('Session Keeper: rebuilding the session index', () => this.deps.request('session/reindex', {}));
-    const damaged = r.damaged ? `, ${r.damaged} damaged` : '';
-    this.deps.log.info(`Reindexed: ${r.threads} threads, ${r.sessions} sessions${damaged}`);
-    await api.showMessage(r.damaged ? 'warning' : 'info', `Session Keeper: indexed ${r.threads} threads and ${r.sessions} sessions${damaged}.`);
+    await reindexFlow({
+      request: this.deps.request, onProgress: this.deps.onProgress, cancel: (token) => this.deps.cancelProgress(token),
+      withProgress: api.withCancellableProgress, log: this.deps.log,
+      notify: (severity, message) => void api.showMessage(severity, message),
+    });
   }
 
   resumeUi(): ResumeUi {

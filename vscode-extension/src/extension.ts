@@ -99,6 +99,8 @@ export function activate(context: api.ExtensionContext): SessionKeeperApi {
     selectInterpreter: () => serverUi.selectInterpreter(),
     connectAgents: () => serverUi.connectAgents(),
     showReport: (report, title) => details.showReport(report, title),
+    onProgress: (token, handler) => srv.onProgress(token, handler),
+    cancelProgress: (token) => srv.cancelProgress(token),
   });
 
   const startFailed = (after?: string) => async (err: unknown): Promise<void> => {

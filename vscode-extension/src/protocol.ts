@@ -20,6 +20,13 @@ export type NotificationMethod = keyof Notifications;
 /** Sends one typed request; implemented over the language client, faked in tests. */
 export type Requester = <M extends RequestMethod>(method: M, params: Requests[M][0]) => Promise<Requests[M][1]>;
 
+/** A `$/progress` value of a work-done token (the LSP's begin / report / end). */
+export interface ProgressValue {
+  kind: 'begin' | 'report' | 'end';
+  message?: string;
+  percentage?: number;
+}
+
 /** The current session changed (params: Status | null). */
 export const DID_CHANGE: NotificationMethod = 'session/didChange';
 /** The listing changed (params: ThreadsChanged). */

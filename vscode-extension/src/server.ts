@@ -4,11 +4,11 @@
  * `session/didChangeThreads`, sends typed requests, restarts (debounced).
  */
 
-import { CloseAction, ErrorAction, State } from 'vscode-languageclient';
+import { CloseAction, ErrorAction, State, WorkDoneProgress, WorkDoneProgressCancelNotification } from 'vscode-languageclient';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { classify, probeFor, type Problem } from './firstRun';
 import { errorMessage } from './log';
-import { DID_CHANGE, DID_CHANGE_THREADS, type AllRequests, type RequestMethod, type Status, type ThreadsChanged } from './protocol';
+import { DID_CHANGE, DID_CHANGE_THREADS, type AllRequests, type ProgressValue, type RequestMethod, type Status, type ThreadsChanged } from './protocol';
 import { runProbe } from './python';
 import { RestartPolicy } from './restartPolicy';
 import type { Launch } from './settings';
@@ -175,6 +175,17 @@ export class SessionServer implements Disposable {
       this.log.error(`${method} failed: ${errorMessage(err)}`);
       throw err;
     }
+  }
+
+  /** Subscribes to the `$/progress` values the server sends for a work-done token of ours. */
+  async onProgress(token: string, handler: (value: ProgressValue) => void): Promise<{ dispose(): void }> {
+    const client = await this.start();
+    return client.onProgress(WorkDoneProgress.type, token, (value) => handler(value as ProgressValue));
+  }
+
+  /** Tells the server the user cancelled the work of a token of ours. */
+  cancelProgress(token: string): void {
+    void this.client?.sendNotification(WorkDoneProgressCancelNotification.type, { token }).catch(() => undefined);
   }
 
   /** Stops the running server, if any. */

@@ -91,9 +91,10 @@ export function showMessage(severity: 'warning' | 'error' | 'info', message: str
   return vscode.window.showInformationMessage(message, ...labels);
 }
 
-export function withProgress<R>(title: string, task: (report: (message: string) => void) => Promise<R>): Thenable<R> {
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, (p) =>
-    task((message) => p.report({ message })),
+/** A cancellable notification: `report` moves it by `increment` percent, `onCancel` hears Cancel. */
+export function withCancellableProgress<R>(title: string, task: (report: (message: string, increment: number) => void, onCancel: (listener: () => void) => void) => Promise<R>): Thenable<R> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (p, token) =>
+    task((message, increment) => p.report({ message, increment }), (listener) => { token.onCancellationRequested(listener); }),
   );
 }
 
