@@ -2,11 +2,12 @@
 
 A journal is a native thread whose thread id is the agent's session id, kept in a store of its
 own at `<store>/journals/<agent>/` (rollouts, locks, index and blobs of its own). So it is never
-listed as a thread, and the main store's fsck, reindex and gc never see it (gc cannot drop a
-journal's blobs). Its records are ordinary ones, validated and redacted like any: `baseline` (a
-real git baseline with its SHA), `lifecycle`, `operation`, `file_change` (content in the journal
-store's blobs), `permissions`, `model`, `todo`, `verifier`. The agent-thread check merges them
-with the agent's log (`recovery.sources`) and prefers them: they are exact.
+listed as a thread, and the main store's reindex and gc never see it (gc cannot drop a journal's
+blobs); fsck checks each journal store as a store of its own (`FsckReport.journals`). Its
+records are ordinary ones, validated and redacted like any: `baseline` (a real git baseline
+with its SHA), `lifecycle`, `operation`, `file_change` (content in the journal store's blobs),
+`permissions`, `model`, `todo`, `verifier`. The agent-thread check merges them with the agent's
+log (`recovery.sources`) and prefers them: they are exact.
 
 The tool hooks do not write the journal: they spool their calls (`store.spool`, created with the
 journal), and the journal folds them in (`journal_fold`) whenever it is opened for writing —
