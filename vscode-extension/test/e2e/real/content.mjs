@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 export async function contentChecks(t, h, forkId) {
-  const { check, page, shot, runCommand, WS } = t;
+  const { check, page, quickInput, rows, row, shot, runCommand, WS } = t;
   const { clean, drifted, storeThreads, mustInclude, flat, treeRow, clickRowAction, waitViewThreads, toast, details } = h;
   await check('archive from the view acts at once and Undo brings the thread back', async () => {
     const title = `${drifted.title} (fork)`;
@@ -17,6 +17,26 @@ export async function contentChecks(t, h, forkId) {
     await page.waitForTimeout(300);
     await shot('10-archived-with-undo.png');
     await note.getByRole('button', { name: 'Undo', exact: true }).click();
+    await waitViewThreads((x) => x.some((r) => r.startsWith(title)), 'the fork back');
+    if (storeThreads().find((x) => x.thread_id === forkId)?.archived !== false) throw new Error('still archived in the store');
+    await runCommand('Notifications: Clear All Notifications');
+  });
+
+  await check('Unarchive offers the archived threads alone and brings the one picked back', async () => {
+    const title = `${drifted.title} (fork)`;
+    await clickRowAction(() => treeRow(title), 'Archive');
+    await toast(`Archived “${title}”`).waitFor();
+    await waitViewThreads((x) => !x.some((r) => r.startsWith(title)), 'the fork gone');
+    await runCommand('Notifications: Clear All Notifications');
+    await runCommand('Session Keeper: Unarchive Session…');
+    await quickInput.locator('.quick-input-title', { hasText: 'Session Keeper: Unarchive which session?' }).waitFor();
+    await quickInput.locator('input:not([placeholder="Loading sessions…"])').waitFor();
+    await row(title).waitFor();
+    const listed = (await rows.allInnerTexts()).map(flat);
+    if (listed.length !== 1 || !listed[0].includes(title)) throw new Error(`the Unarchive picker lists ${JSON.stringify(listed)}`);
+    await shot('10b-unarchive-picker.png');
+    await row(title).click();
+    await toast(`Unarchived “${title}”`).waitFor();
     await waitViewThreads((x) => x.some((r) => r.startsWith(title)), 'the fork back');
     if (storeThreads().find((x) => x.thread_id === forkId)?.archived !== false) throw new Error('still archived in the store');
     await runCommand('Notifications: Clear All Notifications');
