@@ -7,16 +7,12 @@ refuses, or runs older code than is installed is never used: the command runs in
 
 from __future__ import annotations
 
-import contextlib
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -25,86 +21,9 @@ import pytest
 from sessionkeeper.cli import relay
 
 from ..conftest import git
+from ._resident import Resident
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
-
-
-class Resident:
-    """A resident process serving `store`, its log, and a way to run the CLI beside it."""
-
-    def __init__(self, store: Path, log: Path, *, pythonpath: Path | None = None,
-                 socket: str | None = None, default: bool = False) -> None:
-        """`default`: `store` is the per-user default store ($XDG_DATA_HOME/sessionkeeper)."""
-        self.store, self.log, self.pythonpath, self.default = store, log, pythonpath, default
-        self.socket = socket or str(store / "run" / "cli.sock")  # where the CLI looks (relayed())
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sessionkeeper.cli.resident", self.socket],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
-            env=self.env(True, SESSIONKEEPER_LOG="INFO"))  # each relayed command logged
-        self.wait_for("listening on")
-
-    def env(self, relayed: bool, **extra: str) -> dict[str, str]:
-        """The environment of a CLI process (relaying on or off) of this store."""
-        env = {**os.environ, "SESSIONKEEPER_HOME": str(self.store), "NO_COLOR": "1",
-               "SESSIONKEEPER_RESIDENT": "1" if relayed else "0", **extra}
-        if self.default:
-            del env["SESSIONKEEPER_HOME"]
-            env["XDG_DATA_HOME"] = str(self.store.parent)
-        if self.pythonpath is not None:
-            env["PYTHONPATH"] = str(self.pythonpath)
-        return env
-
-    def lines(self) -> list[str]:
-        return self.log.read_text().splitlines()
-
-    def wait_for(self, text: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.lines()):
-            assert self.proc.poll() is None, f"ended without {text!r}: {self.lines()}"
-            assert time.monotonic() < deadline, f"no {text!r} in {self.lines()}"
-            time.sleep(0.02)
-
-    def run(self, *args: str, relayed: bool = True, cwd: Path | None = None,
-            limit: tuple[int, int] | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-        """The CLI, relayed or in-process (`limit`: its RLIMIT_FSIZE, as `ulimit -f` sets)."""
-        def limited() -> None:
-            if limit is not None:
-                resource.setrlimit(resource.RLIMIT_FSIZE, limit)
-
-        return subprocess.run([sys.executable, "-m", "sessionkeeper", *args], cwd=cwd,
-                              capture_output=True, text=True, timeout=60, preexec_fn=limited,
-                              env=self.env(relayed, **extra))
-
-    def relayed(self) -> int:
-        return sum(line.startswith("sessionkeeper resident: relayed") for line in self.lines())
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def thread(store_dir: Path, repo: Path) -> str:
-    """A thread started in `repo` through the CLI (in-process), with one message."""
-    env = {**os.environ, "SESSIONKEEPER_HOME": str(store_dir), "SESSIONKEEPER_RESIDENT": "0"}
-    out = subprocess.run([sys.executable, "-m", "sessionkeeper", "start", "--workspace", str(repo),
-                          "--title", "resident story", "--json"], capture_output=True, text=True,
-                         env=env, timeout=60, check=True)
-    ids = orjson.loads(out.stdout)
-    subprocess.run([sys.executable, "-m", "sessionkeeper", "record", "--session", ids["session_id"]],
-                   input='{"type": "message", "role": "user", "text": "go on"}\n', env=env,
-                   capture_output=True, text=True, timeout=60, check=True)
-    return str(ids["thread_id"])
-
-
-@pytest.fixture
-def resident(store_dir: Path, tmp_path: Path, thread: str) -> Iterator[Resident]:
-    """A resident of the thread's store."""
-    kept = Resident(store_dir, tmp_path / "resident.log")
-    yield kept
-    kept.stop()
 
 
 def _same(resident: Resident, *args: str, cwd: Path | None = None,
@@ -289,124 +208,6 @@ def test_a_peer_of_another_user_is_refused(store_dir: Path, tmp_path: Path) -> N
     finally:
         resident.stop()
         shutil.rmtree(shared, ignore_errors=True)
-
-
-def _fake_git(tmp_path: Path) -> Path:
-    """A folder whose `git` waits a minute (the relayed child's git look-up then hangs)."""
-    bin_dir = tmp_path / "slow-bin"
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "git").write_text("#!/bin/sh\nexec sleep 60\n")
-    (bin_dir / "git").chmod(0o755)
-    return bin_dir
-
-
-def _running_child(resident: Resident, client: subprocess.Popen[str]) -> int:
-    """The pid of the resident's child answering `client` (once it is relayed)."""
-    resident.wait_for("relayed")
-    deadline = time.monotonic() + 30
-    while True:
-        kids = subprocess.run(["pgrep", "-P", str(resident.proc.pid)], capture_output=True,
-                              text=True).stdout.split()
-        if kids:
-            return int(kids[0])
-        assert client.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
-
-
-def _gits_of(pid: int, client: subprocess.Popen[str]) -> list[int]:
-    """The pids of the (hanging) gits that process `pid` started, once one runs."""
-    deadline = time.monotonic() + 30
-    while True:
-        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-        if kids:
-            return [int(kid) for kid in kids]
-        assert client.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
-
-
-def _signalled(resident: Resident, repo: Path, tmp_path: Path, *signums: int, relayed: bool,
-               ignore: int | None = None) -> tuple[int, str]:
-    """A listing whose git hangs, relayed or in-process, sent `signums` (0.5 s apart) once its
-    git runs (`ignore`: a signal it was started ignoring); its exit status and stderr."""
-    env = resident.env(relayed, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
-    client = subprocess.Popen(
-        [sys.executable, "-m", "sessionkeeper", "list", "--workspace", str(repo)], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=None if ignore is None else lambda: signal.signal(ignore, signal.SIG_IGN))
-    gits = _gits_of(_running_child(resident, client) if relayed else client.pid, client)
-    try:
-        for n, signum in enumerate(signums):
-            if n:
-                time.sleep(0.5)  # a signal wrongly passed on would have ended the child by now
-            client.send_signal(signum)
-        _, err = client.communicate(timeout=30)
-    finally:
-        for pid in gits:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-    return client.returncode, err
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
-                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_a_signal_ends_a_relayed_command_as_it_ends_one_in_process(
-        resident: Resident, repo: Path, tmp_path: Path, signum: int) -> None:
-    """Fixture: a listing whose git hangs, sent SIGINT (Ctrl-C), SIGTERM or SIGHUP: relayed, it
-    ends of that signal as it does in-process (never exit 130 or 70 instead), SIGINT with the
-    interpreter's KeyboardInterrupt traceback; a shell script or CI runner sees one end."""
-    there, there_err = _signalled(resident, repo, tmp_path, signum, relayed=True)
-    here, here_err = _signalled(resident, repo, tmp_path, signum, relayed=False)
-    assert there == here == -signum, (there_err, here_err)
-    assert ("KeyboardInterrupt" in there_err) == ("KeyboardInterrupt" in here_err) \
-        == (signum == signal.SIGINT)
-    assert "ended without an exit status" not in there_err
-
-
-def test_a_signal_ignored_by_the_asking_process_is_not_passed_on(
-        resident: Resident, repo: Path, tmp_path: Path) -> None:
-    """Fixture: a listing started with SIGTERM ignored (as under a `trap '' TERM`), sent SIGTERM,
-    then SIGINT: relayed as in-process, SIGTERM does nothing and SIGINT ends it."""
-    there, _ = _signalled(resident, repo, tmp_path, signal.SIGTERM, signal.SIGINT, relayed=True,
-                          ignore=signal.SIGTERM)
-    here, _ = _signalled(resident, repo, tmp_path, signal.SIGTERM, signal.SIGINT, relayed=False,
-                         ignore=signal.SIGTERM)
-    assert there == here == -signal.SIGINT
-
-
-def test_a_relayed_command_runs_at_the_asking_processs_nice_value(
-        resident: Resident, repo: Path, tmp_path: Path) -> None:
-    """Fixture: a listing started under `nice -n 7`, whose git notes its nice value: relayed, its
-    git runs at 7 as it does in-process (the resident itself runs at 0)."""
-    bin_dir = tmp_path / "noting-bin"
-    bin_dir.mkdir()
-    (bin_dir / "git").write_text(f'#!/bin/sh\nnice >> "$NICE_LOG"\nexec {shutil.which("git")} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
-    seen = {}
-    for relayed in (True, False):
-        log = tmp_path / f"nice-{relayed}.log"
-        env = resident.env(relayed, PATH=f"{bin_dir}:{os.environ['PATH']}", NICE_LOG=str(log))
-        done = subprocess.run([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
-                               str(repo)], env=env, capture_output=True, text=True, timeout=60,
-                              preexec_fn=lambda: os.nice(7))
-        assert done.returncode == 0, done.stderr
-        seen[relayed] = set(log.read_text().split())
-    assert resident.relayed() == 1
-    assert seen[True] == seen[False] == {"7"}
-    assert os.getpriority(os.PRIO_PROCESS, resident.proc.pid) == 0
-
-
-def test_a_child_killed_mid_answer_is_said_so(resident: Resident, repo: Path,
-                                              tmp_path: Path) -> None:
-    """Fixture: a relayed listing whose git hangs; its child is killed with SIGKILL: the asking
-    process says so and exits 70 (it does not run the command a second time)."""
-    env = resident.env(True, PATH=f"{_fake_git(tmp_path)}:{os.environ['PATH']}")
-    client = subprocess.Popen([sys.executable, "-m", "sessionkeeper", "list", "--workspace",
-                               str(repo)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    os.kill(_running_child(resident, client), signal.SIGKILL)
-    out, err = client.communicate(timeout=30)
-    assert client.returncode == 70 and out == ""
-    assert "ended without an exit status" in err
 
 
 RELAY_PROBE = """
